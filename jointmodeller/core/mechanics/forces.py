@@ -1,0 +1,68 @@
+"""The contract between the dynamics integrator and everything that pushes on bodies.
+
+A force element (tissues, contact, external loads, wrapped tissues) adds its resultant force and
+moment about each body's centre of mass, both in global components, into caller-owned arrays. The
+integrator sums all elements; nothing is assembled into matrices (seed 004 §3.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass
+class BodyKinematics:
+    """Pose and velocity of every body, in global components.
+
+    p_G:   (n, 3) centre-of-mass positions [m]
+    R_GB:  (n, 3, 3) rotations taking body-frame (principal axes) components to global
+    v_G:   (n, 3) centre-of-mass velocities [m/s]
+    w_G:   (n, 3) angular velocities [rad/s]
+    """
+
+    p_G: np.ndarray
+    R_GB: np.ndarray
+    v_G: np.ndarray
+    w_G: np.ndarray
+
+    @property
+    def n_bodies(self) -> int:
+        return self.p_G.shape[0]
+
+    def points_G(self, body: np.ndarray, r_B: np.ndarray) -> np.ndarray:
+        """Global positions of points r_B (m, 3) fixed on bodies ``body`` (m,)."""
+        return self.p_G[body] + np.einsum("mij,mj->mi", self.R_GB[body], r_B)
+
+    def point_velocities_G(self, body: np.ndarray, r_B: np.ndarray) -> np.ndarray:
+        """Global velocities of points r_B (m, 3) fixed on bodies ``body`` (m,)."""
+        arm_G = np.einsum("mij,mj->mi", self.R_GB[body], r_B)
+        return self.v_G[body] + np.cross(self.w_G[body], arm_G)
+
+
+class ForceElement(Protocol):
+    """Anything that applies forces to bodies."""
+
+    def accumulate(
+        self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray
+    ) -> None:
+        """Add this element's forces (n, 3) and moments about each centre of mass (n, 3), in G."""
+        ...
+
+
+def apply_point_forces(
+    kin: BodyKinematics,
+    body: np.ndarray,
+    point_G: np.ndarray,
+    f_G: np.ndarray,
+    force_G: np.ndarray,
+    torque_G: np.ndarray,
+) -> None:
+    """Scatter point forces f_G (m, 3) acting at point_G (m, 3) on bodies ``body`` (m,) into sums.
+
+    Vectorised with ``np.add.at``; the moment is (point - centre of mass) x force.
+    """
+    np.add.at(force_G, body, f_G)
+    np.add.at(torque_G, body, np.cross(point_G - kin.p_G[body], f_G))
