@@ -1,0 +1,378 @@
+"""The project file: open (check, migrate), load, save (one transaction) and results.
+
+Only this package knows SQLAlchemy. Everything read back goes through the same strict decoder as
+the JSON import, so a tampered file yields a ValidationError naming the section, row and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError, SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from jointmodeller.model.codec import row_from_data, row_to_data
+from jointmodeller.model.errors import Problem, ProjectFileError, ValidationError
+from jointmodeller.model.mesh import MeshData
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import (
+    GROUND,
+    Attachment,
+    ConstraintSpec,
+    ContactPair,
+    Experiment,
+    Force,
+    Mass,
+    Project,
+    ProjectInfo,
+    SpringType,
+    now_iso,
+)
+from jointmodeller.model.validation import validate_project
+from jointmodeller.persistence.schema import check_and_migrate, create_schema
+from jointmodeller.persistence.tables import (
+    AttachmentRow,
+    FeatureRow,
+    ForceRow,
+    MassRow,
+    MeshRow,
+    ProjectInfoRow,
+    RunRow,
+    SeriesRow,
+    SpringRow,
+)
+
+PROJECT_SUFFIX = ".jmdb"
+FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "experiments": Experiment}
+SERIES_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "bool": "|b1"}
+
+
+def _engine(path: Path) -> Engine:
+    engine = create_engine(f"sqlite:///{path}", future=True)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every open
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.close()
+
+    return engine
+
+
+def _j(value: object) -> str:
+    return json.dumps(row_to_data(value), sort_keys=True, allow_nan=False)
+
+
+def _array_to_blob(a: np.ndarray) -> tuple[str, str, bytes]:
+    a = np.asarray(a)
+    name = a.dtype.name
+    if name not in SERIES_DTYPES:
+        a = a.astype(np.float64)
+        name = "float64"
+    return name, json.dumps(list(a.shape)), np.ascontiguousarray(a, dtype=SERIES_DTYPES[name]).tobytes()
+
+
+def _blob_to_array(dtype: str, shape_json: str, data: bytes, where: str) -> np.ndarray:
+    try:
+        shape = json.loads(shape_json)
+        if dtype not in SERIES_DTYPES or not isinstance(shape, list) or not all(
+            isinstance(n, int) and n >= 0 for n in shape
+        ):
+            raise ValueError("bad dtype or shape")
+        a = np.frombuffer(data, dtype=SERIES_DTYPES[dtype])
+        return a.reshape(shape).astype(dtype)
+    except (ValueError, TypeError) as exc:
+        raise ProjectFileError(f"{where}: stored array is damaged ({exc})") from None
+
+
+def mesh_id(mesh: MeshData) -> str:
+    """Content address of a mesh: identical meshes are stored once."""
+    h = hashlib.sha256()
+    h.update(mesh.vertices_L.astype("<f8").tobytes())
+    h.update(mesh.faces.astype("<i8").tobytes())
+    h.update(mesh.source.encode())
+    h.update("\n".join(mesh.warnings).encode())
+    return h.hexdigest()
+
+
+class ProjectStore:
+    """One open project file. Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = False):
+        self.path = Path(path)
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if not exists and not create:
+            raise ProjectFileError(f"{self.path}: no such project file")
+        if exists:
+            check_and_migrate(self.path)
+        self.engine = _engine(self.path)
+        if not exists:
+            with self.engine.begin() as conn:
+                create_schema(conn)
+
+    # -------------------------------------------------------------------- life cycle
+    def close(self) -> None:
+        """Fold the write-ahead log back into the file and release it."""
+        try:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        except SQLAlchemyError:
+            pass
+        self.engine.dispose()
+
+    def __enter__(self) -> "ProjectStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Session]:
+        try:
+            with Session(self.engine) as session:
+                if write:
+                    with session.begin():
+                        yield session
+                else:
+                    yield session
+        except DatabaseError as exc:
+            raise ProjectFileError(f"{self.path}: the project file is damaged ({exc.orig})") from None
+
+    # -------------------------------------------------------------------- inputs
+    def save_project(self, project: Project, *, touch: bool = True) -> Project:
+        """Validate and write the whole project in one transaction; returns what was written."""
+        if touch:
+            project = replace(project, info=replace(project.info, modified=now_iso()))
+        validate_project(project)
+        with self._session(write=True) as s:
+            for table in (ForceRow, AttachmentRow, FeatureRow):
+                s.execute(delete(table))
+            s.execute(delete(MassRow))
+            s.execute(delete(SpringRow))
+            s.execute(delete(ProjectInfoRow))
+            s.flush()
+            self._write_info(s, project.info)
+            spring_ids = self._write_springs(s, project.springs)
+            mass_ids = self._write_masses(s, project.masses)
+            self._write_attachments(s, project.attachments, spring_ids, mass_ids)
+            self._write_forces(s, project.forces, mass_ids)
+            for section, rows in (("contacts", project.contacts), ("constraints", project.constraints),
+                                  ("experiments", project.experiments)):
+                for i, row in enumerate(rows):
+                    s.add(FeatureRow(section=section, position=i, name=row.name, data=_j(row)))
+            s.flush()
+            used = {m for r in s.scalars(select(MassRow)) for m in (r.mesh_id, r.cartilage_id) if m}
+            s.execute(delete(MeshRow).where(MeshRow.id.not_in(used)))
+        return project
+
+    def _write_info(self, s: Session, info: ProjectInfo) -> None:
+        s.add(ProjectInfoRow(id=1, title=info.title, description=info.description, author=info.author,
+                             units_length=info.units_length, units_angle=info.units_angle,
+                             gravity_G=_j(info.gravity_G), notes=info.notes, created=info.created,
+                             modified=info.modified))
+
+    def _write_springs(self, s: Session, springs: tuple[SpringType, ...]) -> dict[str, int]:
+        rows = [SpringRow(position=i, name=sp.name, model=sp.model, kx=_j(sp.kx), ky=_j(sp.ky), kz=_j(sp.kz),
+                          cx=sp.cx, cy=sp.cy, cz=sp.cz, tension_only=sp.tension_only,
+                          slack_length_m=sp.slack_length_m, colour=sp.colour)
+                for i, sp in enumerate(springs)]
+        s.add_all(rows)
+        s.flush()
+        return {r.name: r.id for r in rows}
+
+    def _mesh_row(self, s: Session, mesh: MeshData | None) -> str | None:
+        if mesh is None:
+            return None
+        key = mesh_id(mesh)
+        if s.get(MeshRow, key) is None:
+            s.add(MeshRow(id=key, source=mesh.source, warnings=json.dumps(list(mesh.warnings)),
+                          n_vertices=mesh.n_vertices, n_faces=mesh.n_faces,
+                          vertices=mesh.vertices_L.astype("<f8").tobytes(),
+                          faces=mesh.faces.astype("<i8").tobytes()))
+            s.flush()
+        return key
+
+    def _write_masses(self, s: Session, masses: tuple[Mass, ...]) -> dict[str, int]:
+        rows = []
+        for i, m in enumerate(masses):
+            rows.append(MassRow(
+                position=i, name=m.name, mesh_id=self._mesh_row(s, m.mesh),
+                cartilage_id=self._mesh_row(s, m.cartilage), density_kg_m3=m.density_kg_m3,
+                mass_kg=m.mass_kg, com_L=_j(m.com_L), inertia_L=_j(m.inertia_L),
+                properties_from_mesh=m.properties_from_mesh, position_G=_j(m.position_G),
+                euler_deg=_j(m.euler_deg), euler_sequence=m.euler_sequence, fixed=m.fixed,
+                joint=None if m.joint is None else _j(m.joint), colour=m.colour))
+        s.add_all(rows)
+        s.flush()
+        return {r.name: r.id for r in rows}
+
+    def _write_attachments(self, s: Session, rows: tuple[Attachment, ...], spring_ids: dict, mass_ids: dict) -> None:
+        s.add_all(AttachmentRow(
+            position=i, name=a.name, spring_id=spring_ids[a.spring],
+            body_a_id=None if a.body_a == GROUND else mass_ids[a.body_a],
+            body_b_id=None if a.body_b == GROUND else mass_ids[a.body_b],
+            point_a_L=_j(a.point_a_L), point_b_L=_j(a.point_b_L),
+            initial_length_m=a.initial_length_m, wraps=a.wraps) for i, a in enumerate(rows))
+
+    def _write_forces(self, s: Session, rows: tuple[Force, ...], mass_ids: dict) -> None:
+        s.add_all(ForceRow(position=i, name=f.name, body_id=mass_ids[f.body], point_L=_j(f.point_L),
+                           direction_G=_j(f.direction_G), magnitude_N=f.magnitude_N,
+                           profile=_j(f.profile)) for i, f in enumerate(rows))
+
+    def load_project(self) -> Project:
+        """Read and validate the whole project."""
+        try:
+            with self._session(write=False) as s:
+                return self._read(s)
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ProjectFileError(f"{self.path}: the project file is damaged ({exc})") from None
+
+    def _read(self, s: Session) -> Project:
+        info_row = s.get(ProjectInfoRow, 1)
+        if info_row is None:
+            raise ProjectFileError(f"{self.path}: the project section is missing")
+        info = row_from_data(ProjectInfo, {
+            "title": info_row.title, "description": info_row.description, "author": info_row.author,
+            "units_length": info_row.units_length, "units_angle": info_row.units_angle,
+            "gravity_G": json.loads(info_row.gravity_G), "notes": info_row.notes,
+            "created": info_row.created, "modified": info_row.modified}, "info", 0)
+        springs = tuple(row_from_data(SpringType, {
+            "name": r.name, "model": r.model, "kx": json.loads(r.kx), "ky": json.loads(r.ky),
+            "kz": json.loads(r.kz), "cx": r.cx, "cy": r.cy, "cz": r.cz, "tension_only": r.tension_only,
+            "slack_length_m": r.slack_length_m, "colour": r.colour}, "springs", i)
+            for i, r in enumerate(s.scalars(select(SpringRow).order_by(SpringRow.position))))
+        mass_rows = list(s.scalars(select(MassRow).order_by(MassRow.position)))
+        mass_names = {r.id: r.name for r in mass_rows}
+        masses = []
+        for i, r in enumerate(mass_rows):
+            m = row_from_data(Mass, {
+                "name": r.name, "density_kg_m3": r.density_kg_m3, "mass_kg": r.mass_kg,
+                "com_L": json.loads(r.com_L), "inertia_L": json.loads(r.inertia_L),
+                "properties_from_mesh": r.properties_from_mesh, "position_G": json.loads(r.position_G),
+                "euler_deg": json.loads(r.euler_deg), "euler_sequence": r.euler_sequence, "fixed": r.fixed,
+                "joint": None if r.joint is None else json.loads(r.joint), "colour": r.colour}, "masses", i)
+            masses.append(replace(m, mesh=self._read_mesh(r.mesh, r.name), cartilage=self._read_mesh(r.cartilage, r.name)))
+        spring_names = {r.id: r.name for r in s.scalars(select(SpringRow))}
+        attachments = tuple(row_from_data(Attachment, {
+            "name": r.name, "spring": spring_names[r.spring_id],
+            "body_a": GROUND if r.body_a_id is None else mass_names[r.body_a_id],
+            "body_b": GROUND if r.body_b_id is None else mass_names[r.body_b_id],
+            "point_a_L": json.loads(r.point_a_L), "point_b_L": json.loads(r.point_b_L),
+            "initial_length_m": r.initial_length_m, "wraps": r.wraps}, "attachments", i)
+            for i, r in enumerate(s.scalars(select(AttachmentRow).order_by(AttachmentRow.position))))
+        forces = tuple(row_from_data(Force, {
+            "name": r.name, "body": mass_names[r.body_id], "point_L": json.loads(r.point_L),
+            "direction_G": json.loads(r.direction_G), "magnitude_N": r.magnitude_N,
+            "profile": json.loads(r.profile)}, "forces", i)
+            for i, r in enumerate(s.scalars(select(ForceRow).order_by(ForceRow.position))))
+        features = {}
+        for section, cls in FEATURE_SECTIONS.items():
+            rows = s.scalars(select(FeatureRow).where(FeatureRow.section == section).order_by(FeatureRow.position))
+            features[section] = tuple(row_from_data(cls, json.loads(r.data), section, i) for i, r in enumerate(rows))
+        project = Project(info=info, springs=springs, masses=tuple(masses), attachments=attachments,
+                          forces=forces, **features)
+        return validate_project(project)
+
+    def _read_mesh(self, row: MeshRow | None, mass: str) -> MeshData | None:
+        if row is None:
+            return None
+        try:
+            v = np.frombuffer(row.vertices, dtype="<f8").reshape(row.n_vertices, 3).astype(np.float64)
+            f = np.frombuffer(row.faces, dtype="<i8").reshape(row.n_faces, 3).astype(np.int64)
+            return MeshData(v, f, source=row.source, warnings=tuple(json.loads(row.warnings)))
+        except ValueError as exc:
+            raise ValidationError(Problem("Masses", mass, "mesh", f"stored mesh is damaged ({exc})")) from None
+
+    # -------------------------------------------------------------------- results
+    def save_run(self, run: RunRecord) -> int:
+        """Store a run with its series in one transaction; returns its id."""
+        with self._session(write=True) as s:
+            row = RunRow(study=run.study, parameters=json.dumps(run.parameters, sort_keys=True),
+                         status=run.status, message=run.message, created=run.created,
+                         labels=json.dumps(run.labels, sort_keys=True),
+                         summary=json.dumps(run.summary, sort_keys=True))
+            for name, values in run.series.items():
+                dtype, shape, data = _array_to_blob(values)
+                row.series.append(SeriesRow(name=name, dtype=dtype, shape=shape, data=data))
+            s.add(row)
+            s.flush()
+            run.id = row.id
+            return row.id
+
+    def list_runs(self) -> list[RunRecord]:
+        """Every stored run, oldest first, without its series (cheap)."""
+        with self._session(write=False) as s:
+            return [self._run(r, with_series=False) for r in s.scalars(select(RunRow).order_by(RunRow.id))]
+
+    def load_run(self, run_id: int) -> RunRecord:
+        with self._session(write=False) as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise KeyError(f"no run {run_id} in {self.path}")
+            return self._run(row, with_series=True)
+
+    def delete_run(self, run_id: int) -> None:
+        with self._session(write=True) as s:
+            row = s.get(RunRow, run_id)
+            if row is not None:
+                s.delete(row)
+
+    def _run(self, r: RunRow, with_series: bool) -> RunRecord:
+        try:
+            series = {x.name: _blob_to_array(x.dtype, x.shape, x.data, f"run {r.id} › {x.name}")
+                      for x in r.series} if with_series else {}
+            return RunRecord(study=r.study, parameters=json.loads(r.parameters), status=r.status,
+                             message=r.message, series=series, labels=json.loads(r.labels),
+                             summary=json.loads(r.summary), created=r.created, id=r.id)
+        except json.JSONDecodeError as exc:
+            raise ProjectFileError(f"{self.path}: run {r.id} is damaged ({exc})") from None
+
+
+def save_project(path: str | os.PathLike, project: Project) -> Project:
+    """Write ``project`` to ``path`` (created if new) in one transaction. Returns what was written.
+
+    A new file is built beside the target and moved into place, so a crash never leaves a
+    half-made project file under the user's name.
+    """
+    path = Path(path)
+    validate_project(project)
+    if path.exists() and path.stat().st_size > 0:
+        with ProjectStore(path) as store:
+            return store.save_project(project)
+    tmp = path.with_name(path.name + ".partial")
+    for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
+        p.unlink(missing_ok=True)
+    with ProjectStore(tmp, create=True) as store:
+        written = store.save_project(project)
+    os.replace(tmp, path)
+    return written
+
+
+def load_project(path: str | os.PathLike) -> Project:
+    """Open, check, migrate if older, and read a project file."""
+    with ProjectStore(path) as store:
+        return store.load_project()
+
+
+def is_project_file(path: str | os.PathLike) -> bool:
+    """Cheap test: an SQLite file marked with our application id."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+        return header[:16] == b"SQLite format 3\x00" and int.from_bytes(header[68:72], "big") == 0x4A4D4442
+    except OSError:
+        return False
+
+
+__all__ = ["ProjectStore", "save_project", "load_project", "is_project_file", "PROJECT_SUFFIX"]
