@@ -50,6 +50,8 @@ def upgrade() -> None:
         sa.Column("cz", sa.Float, nullable=False),
         sa.Column("tension_only", sa.Boolean, nullable=False),
         sa.Column("slack_length_m", sa.Float, nullable=True),
+        sa.Column("law", sa.String(16), nullable=False),
+        sa.Column("transition_strain", sa.Float, nullable=False),
         sa.Column("colour", sa.String(16), nullable=False),
     )
     op.create_table(
@@ -83,6 +85,8 @@ def upgrade() -> None:
         sa.Column("point_b_L", sa.Text, nullable=False),
         sa.Column("initial_length_m", sa.Float, nullable=True),
         sa.Column("wraps", sa.Boolean, nullable=False),
+        sa.Column("via_points", sa.Text, nullable=False),
+        sa.Column("wrap_objects", sa.Text, nullable=False),
     )
     op.create_table(
         "forces",

@@ -26,11 +26,13 @@ from jointmodeller.model.specs import (
     Project,
     ProjectInfo,
     SpringType,
+    ViaPoint,
+    WrapObject,
 )
 
 __all__ = [
     "GROUND", "Attachment", "ConstraintSpec", "ContactPair", "Experiment", "Force", "Frame",
     "FunctionSpec", "JointModellerError", "JointSpec", "LoadProfile", "Mass", "MeasuredPoint",
     "MeshData", "MeshError", "Problem", "Project", "ProjectFileError", "ProjectInfo", "RunRecord",
-    "SimulationError", "SpringType", "ValidationError",
+    "SimulationError", "SpringType", "ValidationError", "ViaPoint", "WrapObject",
 ]

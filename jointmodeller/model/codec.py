@@ -29,6 +29,7 @@ FORMAT_VERSION = 1
 SECTION_TITLES = {
     "info": "Project", "springs": "Springs", "masses": "Masses", "attachments": "Attachments",
     "forces": "Forces", "contacts": "Contacts", "constraints": "Constraints", "experiments": "Experiments",
+    "wrap_objects": "Wrap objects",
 }
 
 

@@ -20,6 +20,8 @@ GROUND = "ground"
 """Name that stands for the fixed global frame wherever a mass name is expected."""
 
 SpringModel = Literal["axial", "bushing"]
+SpringLaw = Literal["polynomial", "blankevoort"]
+WrapKind = Literal["cylinder", "sphere", "ellipsoid", "torus"]
 ProfileKind = Literal["constant", "ramp", "table"]
 ContactMethod = Literal["mjm_springs", "elastic_foundation"]
 FunctionKind = Literal["constant", "linear", "polynomial", "spline", "piecewise_linear"]
@@ -61,6 +63,8 @@ class SpringType:
     tension_only: a ligament carries no force when slack.
     slack_length_m: rest length for every attachment of this type that does not set its own; None
     means "the attachment's initial length" (see Attachment.initial_length_m).
+    law: "polynomial" (above) or "blankevoort" (Blankevoort 1991 ligament: toe region up to
+    transition_strain, then linear with stiffness kx[0] [N per unit strain]; OpenSim's model).
     """
 
     name: str
@@ -73,6 +77,8 @@ class SpringType:
     model: SpringModel = "axial"
     tension_only: bool = True
     slack_length_m: float | None = None
+    law: SpringLaw = "polynomial"
+    transition_strain: float = 0.06
     colour: str = "#d4a017"
 
 
@@ -158,11 +164,41 @@ class Mass:
 # Section 4: attachments
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class ViaPoint:
+    """A point a tissue path passes through, fixed on ``body``; with a coordinate range it is
+    conditional (active only while ``coordinate`` lies in [range_min, range_max], OpenSim style)."""
+
+    body: str
+    point_L: Vec3
+    coordinate: str = ""
+    range_min: float = 0.0
+    range_max: float = 0.0
+
+
+@dataclass(frozen=True)
+class WrapObject:
+    """An analytic obstacle fixed on ``body`` that tissue paths wrap over (OpenSim wrap objects).
+
+    frame: placement in the body's L. dimensions_m: cylinder (radius, length), sphere (radius,),
+    ellipsoid (a, b, c), torus (inner, outer). quadrant: "all" or a signed axis like "+x", "-y".
+    """
+
+    name: str
+    body: str
+    kind: WrapKind = "cylinder"
+    frame: Frame = Frame()
+    dimensions_m: tuple[float, ...] = (0.01, 0.1)
+    quadrant: str = "all"
+
+
+@dataclass(frozen=True)
 class Attachment:
     """A tissue of type ``spring`` from point_a_L on body_a to point_b_L on body_b.
 
     initial_length_m: unloaded (rest) length; None means the spring type's slack length, or if that is
     None too, the straight distance at the initial pose. wraps: the path wraps over bone surfaces.
+    via_points: intermediate points of the path, in order; wrap_objects: names of WrapObjects the
+    path wraps over (OpenSim import), in order.
     """
 
     name: str
@@ -173,6 +209,8 @@ class Attachment:
     point_b_L: Vec3
     initial_length_m: float | None = None
     wraps: bool = False
+    via_points: tuple[ViaPoint, ...] = ()
+    wrap_objects: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -295,8 +333,10 @@ class Project:
     contacts: tuple[ContactPair, ...] = ()
     constraints: tuple[ConstraintSpec, ...] = ()
     experiments: tuple[Experiment, ...] = ()
+    wrap_objects: tuple[WrapObject, ...] = ()
 
-    SECTIONS = ("springs", "masses", "attachments", "forces", "contacts", "constraints", "experiments")
+    SECTIONS = ("springs", "masses", "attachments", "forces", "contacts", "constraints", "experiments",
+                "wrap_objects")
 
     def mass(self, name: str) -> Mass:
         """The mass called ``name``; KeyError naming it when there is none."""

@@ -27,6 +27,7 @@ from jointmodeller.model.specs import (
     Project,
     ProjectInfo,
     SpringType,
+    WrapObject,
 )
 
 MOBILIZER_TYPES = (
@@ -157,6 +158,10 @@ def _check_spring(c: _Collector, i: int, sp: SpringType) -> None:
         c.positive(s, r, "slack_length_m", sp.slack_length_m)
     if not isinstance(sp.colour, str) or not COLOUR_RE.match(sp.colour):
         c.add(s, r, "colour", f"must be a colour like '#d4a017', got {sp.colour!r}")
+    if sp.law not in ("polynomial", "blankevoort"):
+        c.add(s, r, "law", f"must be 'polynomial' or 'blankevoort', got {sp.law!r}")
+    if c.positive(s, r, "transition_strain", sp.transition_strain) and sp.transition_strain >= 1:
+        c.add(s, r, "transition_strain", "must be below 1 (it is a strain)")
 
 
 def _check_joint(c: _Collector, r: str, joint: JointSpec, mass_names: set[str]) -> None:
@@ -221,7 +226,8 @@ def _check_body_ref(c: _Collector, s: str, r: str, field: str, name: str, names:
         c.add(s, r, field, f"no mass named {name!r}")
 
 
-def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], masses: set[str]) -> None:
+def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], masses: set[str],
+                      wrap_names: set[str]) -> None:
     s, r = "Attachments", _row_name(a, i)
     if a.spring not in springs:
         c.add(s, r, "spring", f"no spring type named {a.spring!r}")
@@ -233,6 +239,15 @@ def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], m
     c.vector(s, r, "point_b_L", a.point_b_L)
     if a.initial_length_m is not None:
         c.positive(s, r, "initial_length_m", a.initial_length_m)
+    for j, via in enumerate(a.via_points):
+        _check_body_ref(c, s, r, f"via_points[{j}].body", via.body, masses)
+        c.vector(s, r, f"via_points[{j}].point_L", via.point_L)
+        if c.finite(s, r, f"via_points[{j}].range_min", via.range_min) and c.finite(
+                s, r, f"via_points[{j}].range_max", via.range_max) and via.range_min > via.range_max:
+            c.add(s, r, f"via_points[{j}]", "range_min must not exceed range_max")
+    for j, name in enumerate(a.wrap_objects):
+        if name not in wrap_names:
+            c.add(s, r, f"wrap_objects[{j}]", f"no wrap object named {name!r}")
 
 
 def _check_profile(c: _Collector, s: str, r: str, p: LoadProfile) -> None:
@@ -313,6 +328,20 @@ def _check_experiment(c: _Collector, i: int, e: Experiment, masses: set[str]) ->
             c.add(s, r, f"measured[{j}]", "load and value must be finite numbers")
 
 
+def _check_wrap_object(c: _Collector, i: int, w: WrapObject, masses: set[str]) -> None:
+    s, r = "Wrap objects", _row_name(w, i)
+    _check_body_ref(c, s, r, "body", w.body, masses)
+    if w.kind not in ("cylinder", "sphere", "ellipsoid", "torus"):
+        c.add(s, r, "kind", f"must be cylinder, sphere, ellipsoid or torus, got {w.kind!r}")
+    c.vector(s, r, "frame.origin_L", w.frame.origin_L)
+    c.vector(s, r, "frame.euler_deg", w.frame.euler_deg)
+    need = {"cylinder": 2, "sphere": 1, "ellipsoid": 3, "torus": 2}.get(w.kind, 0)
+    if len(w.dimensions_m) != need or not all(_finite(d) and d > 0 for d in w.dimensions_m):
+        c.add(s, r, "dimensions_m", f"a {w.kind} needs {need} positive dimensions, got {w.dimensions_m!r}")
+    if w.quadrant not in ("all", "+x", "-x", "+y", "-y", "+z", "-z", "x", "y", "z"):
+        c.add(s, r, "quadrant", f"must be all, +x, -x, +y, -y, +z or -z, got {w.quadrant!r}")
+
+
 def project_problems(project: Project) -> list[Problem]:
     """Every problem in the project, in panel order."""
     c = _Collector()
@@ -320,16 +349,19 @@ def project_problems(project: Project) -> list[Problem]:
     for section, rows in (("Springs", project.springs), ("Masses", project.masses),
                           ("Attachments", project.attachments), ("Forces", project.forces),
                           ("Contacts", project.contacts), ("Constraints", project.constraints),
-                          ("Experiments", project.experiments)):
+                          ("Experiments", project.experiments), ("Wrap objects", project.wrap_objects)):
         _unique_names(c, section, rows)
     springs = {sp.name for sp in project.springs}
     masses = {m.name for m in project.masses}
+    wraps = {w.name for w in project.wrap_objects}
+    for i, w in enumerate(project.wrap_objects):
+        _check_wrap_object(c, i, w, masses)
     for i, sp in enumerate(project.springs):
         _check_spring(c, i, sp)
     for i, m in enumerate(project.masses):
         _check_mass(c, i, m, masses)
     for i, a in enumerate(project.attachments):
-        _check_attachment(c, i, a, springs, masses)
+        _check_attachment(c, i, a, springs, masses, wraps)
     for i, f in enumerate(project.forces):
         _check_force(c, i, f, masses)
     for i, p in enumerate(project.contacts):

@@ -35,6 +35,7 @@ from jointmodeller.model.specs import (
     Project,
     ProjectInfo,
     SpringType,
+    WrapObject,
     now_iso,
 )
 from jointmodeller.model.validation import validate_project
@@ -52,7 +53,8 @@ from jointmodeller.persistence.tables import (
 )
 
 PROJECT_SUFFIX = ".jmdb"
-FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "experiments": Experiment}
+FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "experiments": Experiment,
+                    "wrap_objects": WrapObject}
 SERIES_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "bool": "|b1"}
 
 
@@ -167,9 +169,8 @@ class ProjectStore:
             mass_ids = self._write_masses(s, project.masses)
             self._write_attachments(s, project.attachments, spring_ids, mass_ids)
             self._write_forces(s, project.forces, mass_ids)
-            for section, rows in (("contacts", project.contacts), ("constraints", project.constraints),
-                                  ("experiments", project.experiments)):
-                for i, row in enumerate(rows):
+            for section in FEATURE_SECTIONS:
+                for i, row in enumerate(getattr(project, section)):
                     s.add(FeatureRow(section=section, position=i, name=row.name, data=_j(row)))
             s.flush()
             used = {m for r in s.scalars(select(MassRow)) for m in (r.mesh_id, r.cartilage_id) if m}
@@ -185,7 +186,8 @@ class ProjectStore:
     def _write_springs(self, s: Session, springs: tuple[SpringType, ...]) -> dict[str, int]:
         rows = [SpringRow(position=i, name=sp.name, model=sp.model, kx=_j(sp.kx), ky=_j(sp.ky), kz=_j(sp.kz),
                           cx=sp.cx, cy=sp.cy, cz=sp.cz, tension_only=sp.tension_only,
-                          slack_length_m=sp.slack_length_m, colour=sp.colour)
+                          slack_length_m=sp.slack_length_m, law=sp.law,
+                          transition_strain=sp.transition_strain, colour=sp.colour)
                 for i, sp in enumerate(springs)]
         s.add_all(rows)
         s.flush()
@@ -223,7 +225,8 @@ class ProjectStore:
             body_a_id=None if a.body_a == GROUND else mass_ids[a.body_a],
             body_b_id=None if a.body_b == GROUND else mass_ids[a.body_b],
             point_a_L=_j(a.point_a_L), point_b_L=_j(a.point_b_L),
-            initial_length_m=a.initial_length_m, wraps=a.wraps) for i, a in enumerate(rows))
+            initial_length_m=a.initial_length_m, wraps=a.wraps, via_points=_j(a.via_points),
+            wrap_objects=_j(a.wrap_objects)) for i, a in enumerate(rows))
 
     def _write_forces(self, s: Session, rows: tuple[Force, ...], mass_ids: dict) -> None:
         s.add_all(ForceRow(position=i, name=f.name, body_id=mass_ids[f.body], point_L=_j(f.point_L),
@@ -250,7 +253,8 @@ class ProjectStore:
         springs = tuple(row_from_data(SpringType, {
             "name": r.name, "model": r.model, "kx": json.loads(r.kx), "ky": json.loads(r.ky),
             "kz": json.loads(r.kz), "cx": r.cx, "cy": r.cy, "cz": r.cz, "tension_only": r.tension_only,
-            "slack_length_m": r.slack_length_m, "colour": r.colour}, "springs", i)
+            "slack_length_m": r.slack_length_m, "law": r.law, "transition_strain": r.transition_strain,
+            "colour": r.colour}, "springs", i)
             for i, r in enumerate(s.scalars(select(SpringRow).order_by(SpringRow.position))))
         mass_rows = list(s.scalars(select(MassRow).order_by(MassRow.position)))
         mass_names = {r.id: r.name for r in mass_rows}
@@ -269,7 +273,8 @@ class ProjectStore:
             "body_a": GROUND if r.body_a_id is None else mass_names[r.body_a_id],
             "body_b": GROUND if r.body_b_id is None else mass_names[r.body_b_id],
             "point_a_L": json.loads(r.point_a_L), "point_b_L": json.loads(r.point_b_L),
-            "initial_length_m": r.initial_length_m, "wraps": r.wraps}, "attachments", i)
+            "initial_length_m": r.initial_length_m, "wraps": r.wraps,
+            "via_points": json.loads(r.via_points), "wrap_objects": json.loads(r.wrap_objects)}, "attachments", i)
             for i, r in enumerate(s.scalars(select(AttachmentRow).order_by(AttachmentRow.position))))
         forces = tuple(row_from_data(Force, {
             "name": r.name, "body": mass_names[r.body_id], "point_L": json.loads(r.point_L),

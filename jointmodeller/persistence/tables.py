@@ -52,6 +52,8 @@ class SpringRow(Base):
     cz: Mapped[float] = mapped_column(Float)
     tension_only: Mapped[bool] = mapped_column(Boolean)
     slack_length_m: Mapped[float | None] = mapped_column(Float, nullable=True)
+    law: Mapped[str] = mapped_column(String(16))
+    transition_strain: Mapped[float] = mapped_column(Float)
     colour: Mapped[str] = mapped_column(String(16))
 
 
@@ -89,6 +91,8 @@ class AttachmentRow(Base):
     point_b_L: Mapped[str] = mapped_column(Text)
     initial_length_m: Mapped[float | None] = mapped_column(Float, nullable=True)
     wraps: Mapped[bool] = mapped_column(Boolean)
+    via_points: Mapped[str] = mapped_column(Text)
+    wrap_objects: Mapped[str] = mapped_column(Text)
 
 
 class ForceRow(Base):
