@@ -233,7 +233,7 @@ def make_tissue_set(
         full = np.zeros((m, 3, k.shape[1]))
         full[:, 0, :] = k
         k = full
-    k = k.reshape(m, 3, -1)
+    k = k.reshape(m, 3, k.shape[-1])
     if damping is None:
         damping = np.zeros((m, 3))
     damping = np.asarray(damping, dtype=float)

@@ -1,0 +1,136 @@
+"""Dynamics against analytic solutions and conservation laws (issue 3 acceptance)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from scipy.special import ellipk
+
+from jointmodeller.core.mechanics.examples import free_body, mass_on_spring, two_bone_ligaments
+from jointmodeller.core.mechanics.rotations import quat_to_euler, quat_to_matrix
+from jointmodeller.core.studies.dynamics import simulate
+from jointmodeller.model.errors import SimulationError
+
+
+def _zero_crossings(t: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Times where x changes sign, by linear interpolation."""
+    i = np.flatnonzero(np.sign(x[:-1]) * np.sign(x[1:]) < 0)
+    return t[i] - x[i] * (t[i + 1] - t[i]) / (x[i + 1] - x[i])
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba):
+    m, k, c, x0, L0 = 2.0, 800.0, 4.0, 0.01, 0.1
+    system, state = mass_on_spring(mass=m, coeffs=(k,), damping=c, rest_length=L0, x0=x0, use_numba=use_numba)
+    traj = simulate(system, state, 2.0, 1e-3, digits=9)
+    assert traj.status == "completed"
+    x = traj.y[:, 3] - L0  # the mass body's x coordinate
+    w0 = np.sqrt(k / m)
+    zeta = c / (2 * np.sqrt(k * m))
+    wd = w0 * np.sqrt(1 - zeta**2)
+    t = traj.times
+    exact = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
+    assert np.max(np.abs(x - exact)) < 1e-3 * x0
+    # frequency from zero crossings, decay from successive peaks
+    zc = _zero_crossings(t, x)
+    wd_measured = np.pi / np.mean(np.diff(zc))
+    assert wd_measured == pytest.approx(wd, rel=1e-3)
+    i = np.flatnonzero((x[1:-1] > x[:-2]) & (x[1:-1] > x[2:])) + 1
+    # parabola through each sampled peak and its neighbours gives the true peak time and height
+    a, b, c0 = x[i - 1], x[i], x[i + 1]
+    s = 0.5 * (a - c0) / (a - 2 * b + c0)
+    t_peak, x_peak = t[i] + s * (t[1] - t[0]), b - 0.25 * (a - c0) * s
+    decrement = np.log(x_peak[0] / x_peak[-1]) / (t_peak[-1] - t_peak[0])
+    assert decrement == pytest.approx(zeta * w0, rel=1e-3)
+
+
+def test_torque_free_tumbling_conserves_energy_and_momentum_through_gimbal_lock():
+    # starts exactly at the ZYX gimbal-lock orientation (pitch 90°) and flips about the unstable axis
+    system, state = free_body(inertia=(1.0, 2.0, 3.0), w_B=(0.05, 2.0, 0.05), euler_deg=(0, 90, 0))
+    traj = simulate(system, state, 10.0, 0.005, accuracy=1e-10)
+    assert traj.status == "completed"
+    E = np.array([system.kinetic_energy(y) for y in traj.y])
+    H = np.array([system.angular_momentum_G(y) for y in traj.y])
+    assert np.max(np.abs(E - E[0])) / E[0] < 1e-8
+    assert np.max(np.linalg.norm(H - H[0], axis=1)) / np.linalg.norm(H[0]) < 1e-8
+    w_y = traj.y[:, 11]
+    assert w_y.min() < -1.5  # it really tumbled (the intermediate-axis spin reversed)
+    q = traj.y[:, 3:7]
+    euler = quat_to_euler(q, "ZYX")
+    assert np.all(np.isfinite(euler))
+    assert np.max(np.abs(euler[:, 1])) == pytest.approx(np.pi / 2, abs=1e-6)  # went through the singular pose
+    R = quat_to_matrix(q)
+    assert np.allclose(np.einsum("kji,kjl->kil", R, R), np.eye(3), atol=1e-12)
+
+
+def test_duffing_period_matches_elliptic_integral():
+    m, k1, k3, A, L0 = 1.0, 100.0, 4.0e6, 0.01, 0.1
+    system, state = mass_on_spring(mass=m, coeffs=(k1, 0.0, k3), rest_length=L0, x0=A)
+    traj = simulate(system, state, 1.0, 2e-4, digits=10)
+    x = traj.y[:, 3] - L0
+    zc = _zero_crossings(traj.times, x)
+    period = 2 * np.mean(np.diff(zc))
+    w2 = k1 / m + k3 / m * A**2
+    k2 = (k3 / m) * A**2 / (2 * w2)
+    exact = 4 * ellipk(k2) / np.sqrt(w2)
+    assert period == pytest.approx(exact, rel=1e-6)
+    assert period < 2 * np.pi / np.sqrt(k1 / m) * 0.6  # the cubic term really dominates
+
+
+def test_hanging_mass_on_tension_only_ligament_free_falls_while_slack():
+    # thrown upwards, the ligament goes slack: the body then accelerates at exactly g
+    system, state = mass_on_spring(mass=1.0, coeffs=(500.0,), damping=2.0, rest_length=0.1, x0=0.0)
+    system.tissues.tension_only[:] = True
+    from jointmodeller.core.mechanics.system import MechanicalSystem
+
+    system = MechanicalSystem(system.bodies, system.tissues, system.loads, gravity_G=[9.81, 0, 0],
+                              length_scale=0.1)  # "down" is +x, along the ligament
+    y = state.get_y()
+    y[7 * 2 + 3] = -1.0  # v_x of the mass: moving towards the anchor, ligament slackens
+    traj = simulate(system, y, 0.1, 1e-3, digits=10)
+    x = traj.y[:, 3] - 0.1
+    t = traj.times
+    slack = x < 0
+    assert slack.sum() > 20
+    free_fall = -1.0 * t + 0.5 * 9.81 * t**2
+    first = np.argmax(~slack[1:]) + 1  # first sample taut again
+    assert np.allclose(x[1:first], free_fall[1:first], atol=1e-9)
+
+
+def test_divergence_stops_with_message_and_keeps_trajectory():
+    # a negative stiffness spring drives an exponential blow-up
+    system, state = mass_on_spring(mass=1.0, coeffs=(-1.0e4,), rest_length=0.1, x0=1e-3)
+    traj = simulate(system, state, 5.0, 1e-3, digits=6)
+    assert traj.status == "failed"
+    assert "diverged" in traj.message
+    assert isinstance(traj.error, SimulationError)
+    assert len(traj.times) > 10 and traj.times[-1] < 5.0
+    assert np.all(np.isfinite(traj.y))
+    with pytest.raises(SimulationError):
+        traj.raise_if_failed()
+
+
+def test_progress_and_cancel():
+    system, state = two_bone_ligaments()
+    seen = []
+    stop = threading.Event()
+
+    def progress(f):
+        seen.append(f)
+        if f > 0.3:
+            stop.set()
+
+    traj = simulate(system, state, 1.0, 0.01, digits=5, progress=progress, cancel=stop)
+    assert traj.status == "stopped"
+    assert 0.3 < seen[-1] < 1.0 and all(np.diff(seen) >= 0)
+    assert traj.times[-1] < 1.0 and len(traj.times) > 5
+
+
+@pytest.mark.parametrize("method", ["Radau", "LSODA", "RK45"])
+def test_other_methods_agree_with_dop853(method):
+    system, state = mass_on_spring(damping=4.0)
+    ref = simulate(system, state, 0.5, 0.01, digits=10)
+    other = simulate(system, state, 0.5, 0.01, digits=8, method=method)
+    assert np.allclose(other.y[:, 3], ref.y[:, 3], atol=1e-7)
