@@ -1,0 +1,228 @@
+"""Bone surfaces as wrapping obstacles: a mesh fixed in a body frame plus spatial structures built once.
+
+Bodies move rigidly, so queries transform the (few) path points into the body frame B instead of
+transforming the (many) mesh vertices into G. Closest points come from a cKDTree over the vertices
+and an exact point–triangle distance over the faces around the k nearest vertices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import trimesh
+from scipy.spatial import cKDTree
+
+from jointmodeller.core.geometry.wrapping import _kernels
+
+#: faces kept per vertex in the padded vertex→face table (higher valences are reached via neighbours)
+MAX_VALENCE = 24
+
+
+def closest_point_on_triangles(
+    p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Closest points (m, 3) on triangles (a, b, c) (m, 3 each) to points p (m, 3), and barycentrics (m, 3).
+
+    Vectorised version of Ericson, Real-Time Collision Detection §5.1.5 (Voronoi regions).
+    """
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = np.einsum("ij,ij->i", ab, ap)
+    d2 = np.einsum("ij,ij->i", ac, ap)
+    bp = p - b
+    d3 = np.einsum("ij,ij->i", ab, bp)
+    d4 = np.einsum("ij,ij->i", ac, bp)
+    cp = p - c
+    d5 = np.einsum("ij,ij->i", ab, cp)
+    d6 = np.einsum("ij,ij->i", ac, cp)
+    va = d3 * d6 - d5 * d4
+    vb = d5 * d2 - d1 * d6
+    vc = d1 * d4 - d3 * d2
+    m = p.shape[0]
+    bary = np.empty((m, 3))
+    # interior (default)
+    denom = va + vb + vc
+    denom = np.where(np.abs(denom) > 0.0, denom, 1.0)
+    v = vb / denom
+    w = vc / denom
+    bary[:, 0] = 1.0 - v - w
+    bary[:, 1] = v
+    bary[:, 2] = w
+    done = np.zeros(m, bool)
+
+    def _set(mask: np.ndarray, b0, b1, b2) -> None:
+        sel = mask & ~done
+        if sel.any():
+            bary[sel, 0] = np.broadcast_to(b0, m)[sel]
+            bary[sel, 1] = np.broadcast_to(b1, m)[sel]
+            bary[sel, 2] = np.broadcast_to(b2, m)[sel]
+            done[sel] = True
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _set((d1 <= 0) & (d2 <= 0), 1.0, 0.0, 0.0)  # vertex a
+        _set((d3 >= 0) & (d4 <= d3), 0.0, 1.0, 0.0)  # vertex b
+        _set((d6 >= 0) & (d5 <= d6), 0.0, 0.0, 1.0)  # vertex c
+        t_ab = np.clip(d1 / (d1 - d3), 0.0, 1.0)
+        _set((vc <= 0) & (d1 >= 0) & (d3 <= 0), 1.0 - t_ab, t_ab, 0.0)  # edge ab
+        t_ac = np.clip(d2 / (d2 - d6), 0.0, 1.0)
+        _set((vb <= 0) & (d2 >= 0) & (d6 <= 0), 1.0 - t_ac, 0.0, t_ac)  # edge ac
+        t_bc = np.clip((d4 - d3) / ((d4 - d3) + (d5 - d6)), 0.0, 1.0)
+        _set((va <= 0) & ((d4 - d3) >= 0) & ((d5 - d6) >= 0), 0.0, 1.0 - t_bc, t_bc)  # edge bc
+    q = bary[:, :1] * a + bary[:, 1:2] * b + bary[:, 2:3] * c
+    return q, bary
+
+
+class MeshObstacle:
+    """A triangle surface fixed in body ``body``'s frame B, ready for closest-point and edge queries.
+
+    vertices_B (n, 3) [m], faces (f, 3) int. Normals point out of the bone; an open surface's
+    "outside" is the side its face normals point to. Structures are built once and reused.
+    """
+
+    def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "") -> None:
+        mesh = trimesh.Trimesh(np.asarray(vertices_B, float), np.asarray(faces, np.int64), process=False)
+        self.body = int(body)
+        self.name = name
+        self.vertices_B = np.ascontiguousarray(mesh.vertices, dtype=float)
+        self.faces = np.ascontiguousarray(mesh.faces, dtype=np.int64)
+        self.face_normals_B = np.ascontiguousarray(mesh.face_normals)
+        self.vertex_normals_B = np.ascontiguousarray(mesh.vertex_normals)
+        self.edges = np.ascontiguousarray(mesh.edges_unique, dtype=np.int64)
+        self.is_closed = bool(mesh.is_watertight)
+        self.size = float(np.linalg.norm(np.ptp(self.vertices_B, axis=0)))
+        self.tree = cKDTree(self.vertices_B)
+        self.vertex_faces = self._vertex_face_table(self.faces, len(self.vertices_B))
+        self._mesh = mesh
+
+    @staticmethod
+    def _vertex_face_table(faces: np.ndarray, n_vertices: int) -> np.ndarray:
+        """Padded (n, k) table of faces around each vertex; padding repeats the first face."""
+        vf = np.repeat(np.arange(len(faces)), 3)
+        vv = faces.reshape(-1)
+        order = np.argsort(vv, kind="stable")
+        vv, vf = vv[order], vf[order]
+        counts = np.bincount(vv, minlength=n_vertices)
+        k = int(min(max(counts.max(initial=1), 1), MAX_VALENCE))
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        slot = np.arange(len(vv)) - start[vv]
+        table = np.full((n_vertices, k), -1, dtype=np.int64)
+        keep = slot < k
+        table[vv[keep], slot[keep]] = vf[keep]
+        first = np.where(table[:, 0] >= 0, table[:, 0], 0)
+        table = np.where(table >= 0, table, first[:, None])
+        return table
+
+    @property
+    def trimesh(self) -> trimesh.Trimesh:
+        """The mesh in B (for ray casts and inside tests in checks)."""
+        return self._mesh
+
+    def closest(self, points_B: np.ndarray, k: int = 4, shape: bool = False):
+        """Closest surface points to points_B (m, 3).
+
+        Returns closest_B (m, 3), outward unit normal_B (m, 3) at the closest point (vertex normals
+        interpolated, so the surface looks smooth), signed distance (m,) (negative inside), the
+        face index (m,) and, with ``shape``, the shape operator dn/dx (m, 3, 3) of the interpolated
+        normal field (tangential part; its eigenvalues are the principal curvatures, > 0 convex).
+        Exact when the closest face touches one of the k nearest vertices.
+        """
+        p = np.asarray(points_B, float).reshape(-1, 3)
+        m = p.shape[0]
+        k = min(k, len(self.vertices_B))
+        _, vidx = self.tree.query(p, k=k)
+        vidx = np.asarray(vidx).reshape(m, k)
+        cand = self.vertex_faces[vidx].reshape(m, -1)
+        q, bary, face, d2 = _kernels.closest_candidates(p, cand, self.faces, self.vertices_B, closest_point_on_triangles)
+        tri = self.faces[face]
+        n = np.einsum("mi,mij->mj", bary, self.vertex_normals_B[tri])
+        n_len = np.linalg.norm(n, axis=1)
+        bad = n_len < 1e-12
+        if bad.any():
+            n[bad] = self.face_normals_B[face[bad]]
+            n_len[bad] = 1.0
+        n /= n_len[:, None]
+        diff = p - q
+        dist = np.sqrt(d2)
+        # sign: which side of the surface the point is on; the face normal decides in the face
+        # interior, the interpolated normal on edges and vertices (a pseudo-normal substitute)
+        s_face = np.einsum("ij,ij->i", diff, self.face_normals_B[face])
+        s_smooth = np.einsum("ij,ij->i", diff, n)
+        interior = np.all(bary > 1e-9, axis=1)
+        side = np.where(interior, s_face, s_smooth)
+        sd = np.where(side < 0.0, -dist, dist)
+        if not shape:
+            return q, n, sd, face
+        return q, n, sd, face, self._shape_operator(tri, face, n, n_len)
+
+    def _shape_operator(self, tri: np.ndarray, face: np.ndarray, n: np.ndarray, n_len: np.ndarray) -> np.ndarray:
+        """dn/dx (m, 3, 3) of the barycentric interpolation of vertex normals over faces tri (m, 3)."""
+        V = self.vertices_B
+        P = V[tri]  # (m, 3 corners, 3)
+        nf = self.face_normals_B[face]
+        area2 = np.linalg.norm(np.cross(P[:, 1] - P[:, 0], P[:, 2] - P[:, 0]), axis=1)
+        area2 = np.where(area2 > 0.0, area2, 1.0)
+        # gradient of barycentric k: nf x (edge opposite k) / (2A), edges taken counter-clockwise
+        grads = np.stack(
+            [np.cross(nf, P[:, 2] - P[:, 1]), np.cross(nf, P[:, 0] - P[:, 2]), np.cross(nf, P[:, 1] - P[:, 0])],
+            axis=1,
+        ) / area2[:, None, None]
+        N = self.vertex_normals_B[tri]  # (m, 3 corners, 3)
+        J = np.einsum("mki,mkj->mij", N, grads) / n_len[:, None, None]
+        proj = np.eye(3)[None] - n[:, :, None] * n[:, None, :]
+        S = proj @ J @ proj
+        return 0.5 * (S + np.transpose(S, (0, 2, 1)))
+
+
+class Pose:
+    """Rigid placement of body frames: p_G (n, 3) origins and R_GB (n, 3, 3) rotations."""
+
+    def __init__(self, p_G: np.ndarray, R_GB: np.ndarray) -> None:
+        self.p_G = np.asarray(p_G, float).reshape(-1, 3)
+        self.R_GB = np.asarray(R_GB, float).reshape(-1, 3, 3)
+
+    @classmethod
+    def identity(cls, n: int) -> "Pose":
+        return cls(np.zeros((n, 3)), np.tile(np.eye(3), (n, 1, 1)))
+
+    @classmethod
+    def from_kinematics(cls, kin) -> "Pose":
+        return cls(kin.p_G, kin.R_GB)
+
+    def to_body(self, body: int, x_G: np.ndarray) -> np.ndarray:
+        """Points x_G (m, 3) in body frame B of ``body``."""
+        return (x_G - self.p_G[body]) @ self.R_GB[body]
+
+    def to_global(self, body: int, x_B: np.ndarray) -> np.ndarray:
+        """Points x_B (m, 3) of ``body`` in G."""
+        return x_B @ self.R_GB[body].T + self.p_G[body]
+
+    def dir_to_global(self, body: int, d_B: np.ndarray) -> np.ndarray:
+        return d_B @ self.R_GB[body].T
+
+
+def closest_over_obstacles(obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4):
+    """The nearest-by-signed-distance obstacle surface for each point x_G (m, 3).
+
+    Returns closest_G (m, 3), normal_G (m, 3), signed distance (m,), obstacle index (m,),
+    closest point in that obstacle's body frame (m, 3) and shape operator in G (m, 3, 3).
+    """
+    m = x_G.shape[0]
+    best_sd = np.full(m, np.inf)
+    c_G = np.zeros((m, 3))
+    n_G = np.zeros((m, 3))
+    c_B = np.zeros((m, 3))
+    S_G = np.zeros((m, 3, 3))
+    which = np.full(m, -1, dtype=np.int64)
+    for j, ob in enumerate(obstacles):  # loop over bodies, vectorised over points
+        xb = pose.to_body(ob.body, x_G)
+        q, n, sd, _, S = ob.closest(xb, k=k, shape=True)
+        better = sd < best_sd
+        if better.any():
+            R = pose.R_GB[ob.body]
+            best_sd[better] = sd[better]
+            which[better] = j
+            c_B[better] = q[better]
+            c_G[better] = pose.to_global(ob.body, q[better])
+            n_G[better] = pose.dir_to_global(ob.body, n[better])
+            S_G[better] = R @ S[better] @ R.T
+    return c_G, n_G, best_sd, which, c_B, S_G
