@@ -1,0 +1,184 @@
+"""Tissues whose force follows a path wrapped over the bones (seed 004 §3.3, §5 steps b–c).
+
+:class:`WrappedTissue` is a :class:`~jointmodeller.core.mechanics.forces.ForceElement`: each call
+recomputes the path in the current poses (warm-started), evaluates the tissue law of
+:mod:`jointmodeller.core.mechanics.tissues` on the path length and its rate, and applies the tension
+along the path: at the two ends along the path tangents and, for the taut path, at every contact
+vertex the string's net push on the bone it touches (exact by virtual work: the generalised force
+is -s ∂l/∂q). :class:`WrappingPathProvider` offers the same paths to a
+:class:`~jointmodeller.core.mechanics.tissues.TissueSet` through its ``PathProvider`` protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from jointmodeller.core.geometry.wrapping.mjm_path import mjm_path
+from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
+from jointmodeller.core.geometry.wrapping.path import WrapPath
+from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver
+from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
+from jointmodeller.core.mechanics.tissues import TissueGeometry, TissueSet, WrappedPath, axial_tension
+
+WRAP_METHODS = ("taut", "mjm-mass", "mjm-covariance", "mjm-residual")
+
+
+class TissuePath:
+    """The path of one tissue between points fixed on two bodies, by a chosen method.
+
+    Calling it with a :class:`Pose` returns the :class:`WrapPath`; the taut method keeps its last
+    solution to warm-start the next call. mjm_offset: MJM centroid distance from the surface [m].
+    """
+
+    def __init__(
+        self,
+        body_a: int,
+        r_a_B: np.ndarray,
+        body_b: int,
+        r_b_B: np.ndarray,
+        obstacles: list[MeshObstacle],
+        method: str = "taut",
+        options: TautOptions | None = None,
+        mjm_offset: float = 0.0,
+    ) -> None:
+        if method not in WRAP_METHODS:
+            raise ValueError(f"unknown wrapping method {method!r}; use one of {WRAP_METHODS}")
+        self.body_a, self.body_b = int(body_a), int(body_b)
+        self.r_a_B = np.asarray(r_a_B, float).reshape(3)
+        self.r_b_B = np.asarray(r_b_B, float).reshape(3)
+        self.obstacles = list(obstacles)
+        self.method = method
+        self.mjm_offset = float(mjm_offset)
+        self.solver = TautPathSolver(self.obstacles, options) if method == "taut" else None
+
+    def ends_G(self, pose: Pose) -> tuple[np.ndarray, np.ndarray]:
+        a = pose.to_global(self.body_a, self.r_a_B[None])[0]
+        b = pose.to_global(self.body_b, self.r_b_B[None])[0]
+        return a, b
+
+    def __call__(self, pose: Pose, warm: bool = True) -> WrapPath:
+        a, b = self.ends_G(pose)
+        if self.solver is not None:
+            return self.solver.solve(a, b, self.body_a, self.body_b, pose, warm=warm)
+        return mjm_path(a, b, self.body_a, self.body_b, self.obstacles, pose,
+                        method=self.method.split("-", 1)[1], offset=self.mjm_offset)
+
+
+def path_length_rate(path: WrapPath, kin: BodyKinematics) -> float:
+    """dl/dt of a path whose load points move with their bodies: -Σ dir_i · v_i (envelope theorem)."""
+    if len(path.load_body) == 0:
+        return 0.0
+    r_B = np.einsum("mji,mj->mi", kin.R_GB[path.load_body], path.load_point_G - kin.p_G[path.load_body])
+    v = kin.point_velocities_G(path.load_body, r_B)
+    return float(-np.einsum("mi,mi->", path.load_dir_G, v))
+
+
+class WrappedTissue:
+    """A ligament or tendon wrapped over bone meshes, as a force element.
+
+    Tissue law (as in TissueSet AXIAL): tension s = f(l - l0) + c·dl/dt with f the polynomial of
+    ``coeffs`` (k1..kn), clipped at zero and slack below l0 when ``tension_only``.
+    ``last_path`` / ``last_tension`` keep what the latest call computed (for reports and drawing).
+    """
+
+    def __init__(
+        self,
+        path: TissuePath,
+        rest_length: float,
+        coeffs: np.ndarray,
+        damping: float = 0.0,
+        tension_only: bool = True,
+        tension_fn: Callable[[float, float], float] | None = None,
+    ) -> None:
+        self.path = path
+        self.rest_length = float(rest_length)
+        self.coeffs = np.asarray(coeffs, float).reshape(1, -1)
+        self.damping = float(damping)
+        self.tension_only = bool(tension_only)
+        self.tension_fn = tension_fn
+        self.last_path: WrapPath | None = None
+        self.last_tension = 0.0
+
+    def tension(self, length: float, rate: float) -> float:
+        """Tension [N] for path length [m] and its rate [m/s]."""
+        if self.tension_fn is not None:
+            return float(self.tension_fn(length, rate))
+        return float(axial_tension(
+            np.array([length - self.rest_length]), np.array([rate]), self.coeffs,
+            np.array([self.damping]), np.array([self.tension_only]),
+        )[0])
+
+    def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        """Add the wrapped tissue's forces and moments about each centre of mass (n, 3) in G."""
+        path = self.path(Pose.from_kinematics(kin))
+        rate = path_length_rate(path, kin)
+        s = self.tension(path.length, rate)
+        self.last_path, self.last_tension = path, s
+        if s == 0.0 or len(path.load_body) == 0:
+            return
+        apply_point_forces(kin, path.load_body, path.load_point_G, s * path.load_dir_G, force_G, torque_G)
+
+
+class WrappingPathProvider:
+    """``PathProvider`` for the wrapped rows of a TissueSet: one :class:`TissuePath` per row.
+
+    obstacles: the bone meshes (in their body frames); method: one of WRAP_METHODS.
+    """
+
+    def __init__(
+        self,
+        tissues: TissueSet,
+        obstacles: list[MeshObstacle],
+        method: str = "taut",
+        options: TautOptions | None = None,
+    ) -> None:
+        self.tissues = tissues
+        self.paths = {
+            int(i): TissuePath(tissues.body_a[i], tissues.r_a_B[i], tissues.body_b[i], tissues.r_b_B[i],
+                               obstacles, method, options)
+            for i in np.flatnonzero(tissues.wrapped)
+        }
+        self.last: dict[int, WrapPath] = {}
+
+    def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
+        """Geometry of the tissues ``index`` (k,): ends, directions, length, rate, and extra pushes."""
+        pose = Pose.from_kinematics(kin)
+        k = len(index)
+        length = np.zeros(k)
+        rate = np.zeros(k)
+        pa = np.zeros((k, 3))
+        pb = np.zeros((k, 3))
+        da = np.zeros((k, 3))
+        db = np.zeros((k, 3))
+        eb, et, ep, ed = [], [], [], []
+        for j, i in enumerate(np.asarray(index, int)):  # loop over tissues (each solves a path)
+            path = self.paths[int(i)](pose)
+            self.last[int(i)] = path
+            length[j] = path.length
+            rate[j] = path_length_rate(path, kin)
+            body = path.load_body
+            ia = np.flatnonzero(body == self.tissues.body_a[i])
+            ib = np.flatnonzero(body == self.tissues.body_b[i])
+            first = int(ia[0]) if ia.size else -1
+            last = int(ib[-1]) if ib.size and (ib[-1] != first) else -1
+            if first >= 0:
+                pa[j], da[j] = path.load_point_G[first], path.load_dir_G[first]
+            if last >= 0:
+                pb[j], db[j] = path.load_point_G[last], path.load_dir_G[last]
+            rest = np.setdiff1d(np.arange(len(body)), [first, last])
+            eb.append(body[rest])
+            et.append(np.full(len(rest), j, np.int64))
+            ep.append(path.load_point_G[rest])
+            ed.append(path.load_dir_G[rest])
+        geom = TissueGeometry(length, rate, pa, pb, da, db)
+        cat = (lambda xs, shape: np.concatenate(xs) if xs else np.zeros(shape))
+        return WrappedPath(
+            index=np.asarray(index, np.int64),
+            geometry=geom,
+            extra_body=cat(eb, (0,)).astype(np.int64),
+            extra_tissue=cat(et, (0,)).astype(np.int64),
+            extra_point_G=cat(ep, (0, 3)).reshape(-1, 3),
+            extra_dir_G=cat(ed, (0, 3)).reshape(-1, 3),
+        )
