@@ -1,0 +1,223 @@
+"""Bone surface import and export: STL, OBJ, PLY, OFF (trimesh); VTP, VTK (pyvista/VTK); VRML (.wrl).
+
+``read_mesh`` returns a cleaned MeshData in metres: duplicate vertices merged, degenerate and duplicate
+faces dropped, unreferenced vertices removed. Open or non-manifold surfaces are accepted with a
+warning (segmentation output usually is); a size that looks wrong for a bone gets a unit hint.
+Anything unusable (missing, empty, NaN, all-degenerate, unreadable) raises MeshError naming the file
+and what is wrong; nothing else is raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io as _stdio
+import struct
+import warnings
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from jointmodeller.core.geometry.mesh_checks import degenerate_faces, surface_report
+from jointmodeller.io.mesh_vrml import VrmlError, read_vrml, write_vrml
+from jointmodeller.model.errors import MeshError
+from jointmodeller.model.mesh import MeshData
+
+Units = Literal["mm", "m"]
+UNIT_SCALE: dict[str, float] = {"mm": 1.0e-3, "m": 1.0}
+TRIMESH_SUFFIXES = (".stl", ".obj", ".ply", ".off")
+VTK_SUFFIXES = (".vtp", ".vtk")
+VRML_SUFFIXES = (".wrl", ".vrml", ".wrz")
+SUPPORTED_SUFFIXES = TRIMESH_SUFFIXES + VTK_SUFFIXES + VRML_SUFFIXES
+
+BONE_SIZE_RANGE_M = (3.0e-3, 1.0)
+"""Plausible bounding-box diagonal of a bone or cartilage surface [m] (a hint outside it, no error)."""
+MERGE_DIGITS = 9
+"""Vertices equal after rounding to 1e-9 of the mesh size are merged."""
+
+
+def _fail(path: Path, what: str) -> MeshError:
+    return MeshError(f"mesh file {str(path)!r}: {what}")
+
+
+def _check_binary_stl(path: Path, raw: bytes) -> None:
+    """Raise for a binary STL whose triangle count disagrees with its length (a truncated file)."""
+    if len(raw) < 84 or raw[:5].lower() == b"solid" and b"facet" in raw[:2048]:
+        return
+    (n,) = struct.unpack("<I", raw[80:84])
+    expected = 84 + 50 * n
+    if len(raw) < expected:
+        raise _fail(path, f"truncated binary STL: header announces {n} triangles "
+                          f"({expected} bytes) but the file has {len(raw)} bytes")
+
+
+def _read_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    import trimesh
+
+    raw = path.read_bytes()
+    if path.suffix.lower() == ".stl":
+        _check_binary_stl(path, raw)
+    try:
+        with contextlib.redirect_stderr(_stdio.StringIO()):
+            loaded = trimesh.load(path, force="mesh", process=False)
+    except Exception as exc:  # trimesh raises many kinds for garbage input
+        raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(loaded, trimesh.Trimesh):
+        raise _fail(path, "holds no triangle surface")
+    return np.asarray(loaded.vertices, dtype=np.float64), np.asarray(loaded.faces, dtype=np.int64)
+
+
+def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    import pyvista as pv
+
+    from vtkmodules.vtkCommonCore import vtkObject
+
+    shown = vtkObject.GetGlobalWarningDisplay()
+    vtkObject.GlobalWarningDisplayOff()  # garbage input: report it once, as a MeshError
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            data = pv.read(path)
+    except Exception as exc:
+        raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({type(exc).__name__}: {exc})") from exc
+    finally:
+        vtkObject.SetGlobalWarningDisplay(shown)
+    errors = [str(w.message).strip() for w in caught if "error" in str(w.message).lower()]
+    if errors and (data is None or data.n_points == 0):
+        raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({errors[0].splitlines()[0]})")
+    if isinstance(data, pv.MultiBlock):
+        data = data.combine()
+    if data is None or data.n_points == 0:
+        raise _fail(path, "holds no points")
+    surf = data.extract_surface() if not isinstance(data, pv.PolyData) else data
+    if surf.n_cells == 0 or surf.faces.size == 0:
+        raise _fail(path, "holds no surface polygons")
+    tri = surf.triangulate()
+    faces = np.asarray(tri.faces, dtype=np.int64).reshape(-1, 4)
+    faces = faces[faces[:, 0] == 3, 1:]
+    return np.asarray(tri.points, dtype=np.float64), faces
+
+
+def _read_raw(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    suffix = path.suffix.lower()
+    if suffix in TRIMESH_SUFFIXES:
+        return (*_read_trimesh(path), [])
+    if suffix in VTK_SUFFIXES:
+        return (*_read_vtk(path), [])
+    try:
+        return read_vrml(path)
+    except (VrmlError, UnicodeError, ValueError, IndexError) as exc:
+        raise _fail(path, f"cannot be read as VRML ({exc})") from exc
+
+
+def clean_surface(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Merge duplicate vertices, drop degenerate/duplicate faces and unused vertices.
+
+    vertices (n, 3), faces (m, 3) -> cleaned (n', 3), (m', 3) and notes on what was changed.
+    """
+    notes: list[str] = []
+    v = np.asarray(vertices, dtype=np.float64)
+    f = np.asarray(faces, dtype=np.int64)
+    scale = float(np.ptp(v, axis=0).max()) if len(v) else 0.0
+    q = np.round(v / (scale if scale > 0 else 1.0), MERGE_DIGITS)
+    _, first, inverse = np.unique(q, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n_merged = len(v) - len(first)
+    v, f = v[first], inverse[f]
+    if n_merged and n_merged * 2 < len(vertices):  # STL stores each triangle's corners: no news
+        notes.append(f"merged {n_merged} duplicate vertices")
+    bad = degenerate_faces(v, f)
+    if bad.any():
+        notes.append(f"dropped {int(bad.sum())} degenerate faces (zero area or repeated vertex)")
+        f = f[~bad]
+    if len(f):
+        _, keep = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
+        if len(keep) < len(f):
+            notes.append(f"dropped {len(f) - len(keep)} duplicate faces")
+            f = f[np.sort(keep)]
+    used = np.unique(f)
+    if len(used) < len(v):
+        remap = np.full(len(v), -1, dtype=np.int64)
+        remap[used] = np.arange(len(used))
+        v, f = v[used], remap[f]
+    return v, f, notes
+
+
+def size_hint(vertices_m: np.ndarray, units: str) -> str | None:
+    """A hint when the bounding box of vertices (n, 3) [m] is implausible for a bone, else None."""
+    diag = float(np.linalg.norm(np.ptp(vertices_m, axis=0)))
+    lo, hi = BONE_SIZE_RANGE_M
+    if diag < lo:
+        other = "m" if units == "mm" else "a larger unit"
+        return (f"the mesh is only {diag * 1e3:.3g} mm across, small for a bone: "
+                f"was the file in {other} rather than {units}?")
+    if diag > hi:
+        other = "mm" if units == "m" else "a smaller unit"
+        return (f"the mesh is {diag:.3g} m across, large for a bone: "
+                f"was the file in {other} rather than {units}?")
+    return None
+
+
+def read_mesh(path: str | Path, units: Units = "mm", name: str | None = None) -> MeshData:
+    """Read a surface mesh file into a cleaned MeshData in metres.
+
+    units: the length unit of the file's coordinates ("mm" or "m"). name: the MeshData's source label
+    (default: the file name). Findings (open, non-manifold, repairs, unit hint) go to ``warnings``.
+    """
+    path = Path(path)
+    if units not in UNIT_SCALE:
+        raise MeshError(f"mesh file {str(path)!r}: units must be 'mm' or 'm', got {units!r}")
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise _fail(path, f"unsupported format {path.suffix!r} (supported: {', '.join(SUPPORTED_SUFFIXES)})")
+    if not path.is_file():
+        raise _fail(path, "does not exist or is not a file")
+    try:
+        if path.stat().st_size == 0:
+            raise _fail(path, "is empty")
+        vertices, faces, notes_read = _read_raw(path)
+    except OSError as exc:
+        raise _fail(path, f"cannot be read ({exc.strerror or exc})") from exc
+    if len(vertices) == 0 or len(faces) == 0:
+        raise _fail(path, "holds no triangles")
+    if not np.isfinite(vertices).all():
+        raise _fail(path, "vertices contain NaN or infinite coordinates")
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise _fail(path, "a face refers to a vertex that does not exist")
+    n_faces_in = len(faces)
+    vertices, faces, notes = clean_surface(vertices * UNIT_SCALE[units], faces)
+    if len(faces) == 0:
+        raise _fail(path, f"all {n_faces_in} faces are degenerate (zero area)")
+    found = list(notes_read) + notes
+    report = surface_report(faces, len(vertices))
+    findings = report.describe()
+    if findings:
+        found.append("; ".join(findings) + " — accepted; mass properties use the documented fallback"
+                     if not report.closed else "; ".join(findings))
+    hint = size_hint(vertices, units)
+    if hint:
+        found.append(hint)
+    return MeshData(vertices_L=vertices, faces=faces, source=name or path.name, warnings=tuple(found))
+
+
+def write_mesh(mesh: MeshData, path: str | Path, units: Units = "m") -> Path:
+    """Write a MeshData to a file chosen by suffix (formats as read_mesh), coordinates in ``units``."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if units not in UNIT_SCALE:
+        raise MeshError(f"mesh file {str(path)!r}: units must be 'mm' or 'm', got {units!r}")
+    v = np.asarray(mesh.vertices_L) / UNIT_SCALE[units]
+    f = np.asarray(mesh.faces)
+    if suffix in TRIMESH_SUFFIXES:
+        import trimesh
+
+        trimesh.Trimesh(v, f, process=False).export(path)
+    elif suffix in VTK_SUFFIXES:
+        import pyvista as pv
+
+        cells = np.hstack([np.full((len(f), 1), 3, dtype=np.int64), f]).ravel()
+        pv.PolyData(v, cells).save(path, binary=True)
+    elif suffix in (".wrl", ".vrml"):
+        write_vrml(path, v, f, name=mesh.source or path.stem)
+    else:
+        raise _fail(path, f"cannot write format {path.suffix!r} (supported: {', '.join(SUPPORTED_SUFFIXES)})")
+    return path
