@@ -1,0 +1,746 @@
+"""The open project as a Qt-free document: path, dirty flag, change events, undoable row edits,
+per-cell validation messages, autosave to a recovery file and recovery after a crash.
+
+The GUI binds its views to a :class:`Document` through plain callbacks and wraps each
+:class:`Command` in a QUndoStack entry; tests and scripts use the document's own
+:class:`UndoHistory`. Cell text is parsed by :class:`Column` (display units at the edge: millimetres
+for lengths, degrees for angles; SI inside).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from jointmodeller.model.codec import project_to_data, row_from_data
+from jointmodeller.model.errors import Problem, ValidationError
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import (
+    GROUND,
+    Attachment,
+    ContactPair,
+    Experiment,
+    Force,
+    Mass,
+    Project,
+    ProjectInfo,
+    SpringType,
+)
+from jointmodeller.model.validation import project_problems
+from jointmodeller.persistence import ProjectStore, load_project, save_project
+
+INFO = "info"
+"""Section key of the Project panel (a single row: the ProjectInfo)."""
+
+SECTION_LABELS = {
+    INFO: "Project", "springs": "Springs", "masses": "Masses", "attachments": "Attachments",
+    "forces": "Forces", "contacts": "Contacts", "constraints": "Constraints",
+    "experiments": "Experiments", "wrap_objects": "Wrap objects",
+}
+"""Section key -> the panel name validation problems carry."""
+LABEL_TO_SECTION = {v: k for k, v in SECTION_LABELS.items()}
+
+MM = 1000.0
+RECOVERY_SUFFIX = ".recovery.json"
+
+ColumnKind = Literal["str", "float", "opt_float", "int", "bool", "vec3", "floats", "mat3", "choice",
+                     "mass", "mass_or_ground", "spring", "mesh"]
+
+
+class CellError(ValueError):
+    """Text that cannot become the value of a cell; the message says what is expected."""
+
+
+def _num(text: str) -> float:
+    t = text.strip().replace(",", ".") if text.count(",") == 1 and "." not in text else text.strip()
+    try:
+        v = float(t)
+    except ValueError:
+        raise CellError(f"{text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise CellError(f"{text!r} is not a finite number")
+    return v
+
+
+def _nums(text: str) -> list[float]:
+    parts = [p for p in re.split(r"[\s,;()\[\]]+", text.strip()) if p]
+    return [_num(p) for p in parts]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One editable field of a section row as a table column.
+
+    key: the dataclass field (dotted for a nested one, e.g. ``profile.kind``); scale: display value =
+    scale × stored value (1000 for metres shown as millimetres); choices for ``choice`` columns.
+    """
+
+    key: str
+    label: str
+    kind: ColumnKind = "str"
+    scale: float = 1.0
+    choices: tuple[str, ...] = ()
+    editable: bool = True
+    tip: str = ""
+
+    # ------------------------------------------------------------------ values
+    def get(self, row: Any) -> Any:
+        obj = row
+        for part in self.key.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def set(self, row: Any, value: Any) -> Any:
+        """A copy of ``row`` with this column's field set to ``value`` (nested fields too)."""
+        head, _, rest = self.key.partition(".")
+        if not rest:
+            return replace(row, **{head: value})
+        inner = Column(rest, self.label)
+        return replace(row, **{head: inner.set(getattr(row, head), value)})
+
+    def format(self, row: Any) -> str:
+        """Display text of this cell (display units)."""
+        v = self.get(row)
+        s = self.scale
+        if self.kind in ("float", "opt_float"):
+            return "" if v is None else _fmt(v * s)
+        if self.kind == "int":
+            return str(v)
+        if self.kind == "bool":
+            return "yes" if v else "no"
+        if self.kind in ("vec3", "floats"):
+            return ", ".join(_fmt(x * s) for x in v)
+        if self.kind == "mat3":
+            return "; ".join(", ".join(_fmt(x * s) for x in r) for r in v)
+        if self.kind == "mesh":
+            return "—" if v is None else f"{v.source} ({v.n_faces} faces)"
+        return str(v)
+
+    def parse(self, text: str, project: Project | None = None) -> Any:
+        """The stored value for display text; CellError when it cannot be one."""
+        text = "" if text is None else str(text)
+        s = self.scale
+        k = self.kind
+        if k == "str":
+            return text.strip()
+        if k in ("choice", "mass", "mass_or_ground", "spring"):
+            v = text.strip()
+            allowed = self.allowed(project)
+            if allowed is not None and v not in allowed:
+                raise CellError(f"{v!r} is not one of {', '.join(allowed) or '(none yet)'}")
+            return v
+        if k == "float":
+            return _num(text) / s
+        if k == "opt_float":
+            return None if not text.strip() else _num(text) / s
+        if k == "int":
+            v = _num(text)
+            if v != int(v):
+                raise CellError(f"{text!r} is not a whole number")
+            return int(v)
+        if k == "bool":
+            t = text.strip().lower()
+            if t in ("yes", "y", "true", "1", "on", "x"):
+                return True
+            if t in ("no", "n", "false", "0", "off", ""):
+                return False
+            raise CellError(f"{text!r} is not yes or no")
+        if k == "vec3":
+            vals = _nums(text)
+            if len(vals) != 3:
+                raise CellError(f"needs three numbers (x, y, z), got {len(vals)}")
+            return tuple(v / s for v in vals)
+        if k == "floats":
+            return tuple(v / s for v in _nums(text))
+        if k == "mat3":
+            vals = _nums(text)
+            if len(vals) != 9:
+                raise CellError(f"needs nine numbers (a 3×3 matrix row by row), got {len(vals)}")
+            return tuple(tuple(vals[3 * i + j] / s for j in range(3)) for i in range(3))
+        raise CellError(f"the {self.label} column cannot be edited as text")
+
+    def allowed(self, project: Project | None) -> tuple[str, ...] | None:
+        """The values a choice or reference column accepts (None: anything)."""
+        if self.kind == "choice":
+            return self.choices
+        if project is None:
+            return None
+        if self.kind == "mass":
+            return tuple(m.name for m in project.masses)
+        if self.kind == "mass_or_ground":
+            return (GROUND,) + tuple(m.name for m in project.masses)
+        if self.kind == "spring":
+            return tuple(sp.name for sp in project.springs)
+        return None
+
+
+C = Column
+COLUMNS: dict[str, tuple[Column, ...]] = {
+    INFO: (
+        C("title", "Title"), C("author", "Author"), C("description", "Description"),
+        C("units_length", "Lengths shown in", "choice", choices=("mm", "m")),
+        C("units_angle", "Angles shown in", "choice", choices=("deg", "rad")),
+        C("gravity_G", "Gravity [m/s²]", "vec3"), C("notes", "Notes"),
+        C("created", "Created", editable=False), C("modified", "Modified", editable=False),
+    ),
+    "springs": (
+        C("name", "Name"), C("model", "Model", "choice", choices=("axial", "bushing")),
+        C("law", "Law", "choice", choices=("polynomial", "blankevoort")),
+        C("kx", "kx (k1..kn) [N/m^i]", "floats"), C("ky", "ky", "floats"), C("kz", "kz", "floats"),
+        C("cx", "cx [N·s/m]", "float"), C("cy", "cy", "float"), C("cz", "cz", "float"),
+        C("tension_only", "Tension only", "bool"),
+        C("slack_length_m", "Slack length [mm]", "opt_float", MM),
+        C("transition_strain", "Toe strain", "float"), C("colour", "Colour"),
+    ),
+    "masses": (
+        C("name", "Name"), C("mesh", "Mesh", "mesh", editable=False),
+        C("density_kg_m3", "Density [kg/m³]", "opt_float"), C("mass_kg", "Mass [kg]", "float"),
+        C("properties_from_mesh", "From mesh", "bool"),
+        C("com_L", "COM in L [mm]", "vec3", MM), C("inertia_L", "Inertia in L [kg·m²]", "mat3"),
+        C("position_G", "Position [mm]", "vec3", MM), C("euler_deg", "Euler angles [°]", "vec3"),
+        C("euler_sequence", "Sequence"), C("fixed", "Fixed", "bool"), C("colour", "Colour"),
+    ),
+    "attachments": (
+        C("name", "Name"), C("spring", "Spring", "spring"),
+        C("body_a", "Mass A", "mass_or_ground"), C("point_a_L", "Point A in L [mm]", "vec3", MM),
+        C("body_b", "Mass B", "mass_or_ground"), C("point_b_L", "Point B in L [mm]", "vec3", MM),
+        C("initial_length_m", "Unloaded length [mm]", "opt_float", MM), C("wraps", "Wraps", "bool"),
+    ),
+    "forces": (
+        C("name", "Name"), C("body", "Mass", "mass"), C("point_L", "Point in L [mm]", "vec3", MM),
+        C("direction_G", "Direction (G)", "vec3"), C("magnitude_N", "Magnitude [N]", "float"),
+        C("profile.kind", "Profile", "choice", choices=("constant", "ramp", "table")),
+        C("profile.ramp_time_s", "Ramp time [s]", "float"),
+    ),
+    "contacts": (
+        C("name", "Name"), C("body_a", "Mass A", "mass_or_ground"), C("body_b", "Mass B", "mass_or_ground"),
+        C("method", "Method", "choice", choices=("mjm_springs", "elastic_foundation")),
+        C("cartilage_thickness_m", "Cartilage [mm]", "float", MM),
+        C("youngs_modulus_Pa", "Young's modulus [MPa]", "float", 1e-6),
+        C("poisson_ratio", "Poisson ratio", "float"),
+        C("hunt_crossley_s_m", "Dissipation [s/m]", "float"),
+        C("friction_static", "µ static", "float"), C("friction_dynamic", "µ dynamic", "float"),
+        C("friction_viscous", "Viscous friction", "float"),
+    ),
+    "experiments": (
+        C("name", "Name"), C("fixed_body", "Fixed mass", "mass_or_ground"),
+        C("moving_body", "Moving mass", "mass"),
+        C("load_kind", "Load", "choice",
+          choices=("varus_valgus", "anterior_posterior", "internal_external", "compression")),
+        C("max_load", "Max load [N or N·m]", "float"), C("lever_m", "Lever [mm]", "float", MM),
+        C("steps", "Steps", "int"), C("unload", "Unload", "bool"),
+        C("flexion_deg", "Flexion [°]", "float"), C("measure", "Measure"),
+    ),
+}
+del C
+
+
+def section_rows(project: Project, section: str) -> tuple:
+    """The rows of a section (the Project panel is the single row ``(project.info,)``)."""
+    return (project.info,) if section == INFO else getattr(project, section)
+
+
+def with_section_rows(project: Project, section: str, rows: tuple) -> Project:
+    if section == INFO:
+        (info,) = rows
+        return replace(project, info=info)
+    return project.with_rows(section, rows)
+
+
+def column(section: str, key: str) -> Column:
+    for col in COLUMNS[section]:
+        if col.key == key:
+            return col
+    raise KeyError(f"no column {key!r} in section {section!r}")
+
+
+def unique_name(existing: list[str] | tuple[str, ...], stem: str) -> str:
+    """``stem``, or ``stem 2``, ``stem 3``... whichever is not taken."""
+    taken = set(existing)
+    if stem not in taken:
+        return stem
+    k = 2
+    while f"{stem} {k}" in taken:
+        k += 1
+    return f"{stem} {k}"
+
+
+def default_row(project: Project, section: str) -> Any:
+    """A new row that refers to what the project already holds, so it is valid where it can be."""
+    masses = [m.name for m in project.masses]
+    names = [getattr(r, "name", "") for r in section_rows(project, section)]
+    a = masses[0] if masses else GROUND
+    b = masses[1] if len(masses) > 1 else GROUND
+    if section == "springs":
+        return SpringType(name=unique_name(names, "ligament"))
+    if section == "masses":
+        return Mass(name=unique_name(names, "bone"), properties_from_mesh=False)
+    if section == "attachments":
+        spring = project.springs[0].name if project.springs else ""
+        return Attachment(name=unique_name(names, "tissue"), spring=spring, body_a=a, body_b=b,
+                          point_a_L=(0.0, 0.0, 0.0), point_b_L=(0.0, 0.0, 0.01))
+    if section == "forces":
+        return Force(name=unique_name(names, "load"), body=masses[-1] if masses else "",
+                     point_L=(0.0, 0.0, 0.0), direction_G=(0.0, 0.0, -1.0), magnitude_N=10.0)
+    if section == "contacts":
+        return ContactPair(name=unique_name(names, "contact"), body_a=a, body_b=b)
+    if section == "experiments":
+        return Experiment(name=unique_name(names, "laxity"), fixed_body=a, moving_body=b)
+    raise KeyError(f"no new rows for section {section!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+# ------------------------------------------------------------------------------------------------
+class Command:
+    """An undoable change: ``redo(doc)`` applies it, ``undo(doc)`` takes it back. ``text`` names it
+    for the Edit menu."""
+
+    text: str = ""
+
+    def redo(self, doc: "Document") -> None:
+        raise NotImplementedError
+
+    def undo(self, doc: "Document") -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class SetRow(Command):
+    """Replace row ``index`` of ``section`` (a cell edit, a placement, a drag)."""
+
+    section: str
+    index: int
+    old: Any
+    new: Any
+    text: str = "Edit row"
+
+    def redo(self, doc: "Document") -> None:
+        doc._replace_row(self.section, self.index, self.new)
+
+    def undo(self, doc: "Document") -> None:
+        doc._replace_row(self.section, self.index, self.old)
+
+
+@dataclass
+class InsertRow(Command):
+    section: str
+    index: int
+    row: Any
+    text: str = "Add row"
+
+    def redo(self, doc: "Document") -> None:
+        rows = list(section_rows(doc.project, self.section))
+        rows.insert(self.index, self.row)
+        doc._set_rows(self.section, tuple(rows), "inserted", self.index)
+
+    def undo(self, doc: "Document") -> None:
+        rows = list(section_rows(doc.project, self.section))
+        del rows[self.index]
+        doc._set_rows(self.section, tuple(rows), "removed", self.index)
+
+
+@dataclass
+class RemoveRow(Command):
+    section: str
+    index: int
+    row: Any
+    text: str = "Delete row"
+
+    def redo(self, doc: "Document") -> None:
+        InsertRow(self.section, self.index, self.row).undo(doc)
+
+    def undo(self, doc: "Document") -> None:
+        InsertRow(self.section, self.index, self.row).redo(doc)
+
+
+@dataclass
+class ReplaceProject(Command):
+    """Swap the whole project (a use case that touches several sections at once)."""
+
+    old: Project
+    new: Project
+    text: str = "Change project"
+
+    def redo(self, doc: "Document") -> None:
+        doc._set_project(self.new)
+
+    def undo(self, doc: "Document") -> None:
+        doc._set_project(self.old)
+
+
+class UndoHistory:
+    """A plain undo/redo stack for use without Qt (the GUI uses QUndoStack instead)."""
+
+    def __init__(self) -> None:
+        self.done: list[Command] = []
+        self.undone: list[Command] = []
+
+    def push(self, cmd: Command, doc: "Document") -> None:
+        cmd.redo(doc)
+        self.done.append(cmd)
+        self.undone.clear()
+
+    def undo(self, doc: "Document") -> bool:
+        if not self.done:
+            return False
+        cmd = self.done.pop()
+        cmd.undo(doc)
+        self.undone.append(cmd)
+        return True
+
+    def redo(self, doc: "Document") -> bool:
+        if not self.undone:
+            return False
+        cmd = self.undone.pop()
+        cmd.redo(doc)
+        self.done.append(cmd)
+        return True
+
+
+# ------------------------------------------------------------------------------------------------
+# Events
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DocEvent:
+    """What changed: kind is "rows" (section, index: one row changed), "inserted"/"removed" (a row),
+    "project" (everything), "dirty", "path", "runs"."""
+
+    kind: str
+    section: str | None = None
+    index: int | None = None
+
+
+Listener = Callable[[DocEvent], None]
+
+
+@dataclass(frozen=True)
+class RecoveryInfo:
+    """A recovery file left by a session that did not close cleanly."""
+
+    file: Path
+    original_path: Path | None
+    saved_at: float
+    title: str
+
+
+class Document:
+    """The open project with its file path, dirty flag, listeners, undo sink and stored runs."""
+
+    def __init__(self, project: Project | None = None, path: str | os.PathLike | None = None,
+                 *, recovery_dir: str | os.PathLike | None = None, saved: bool = True):
+        self.project = project if project is not None else Project()
+        self.path = Path(path) if path is not None else None
+        self._saved: Project | None = self.project if saved else None
+        self._was_dirty = not saved
+        self._listeners: list[Listener] = []
+        self.history = UndoHistory()
+        self._sink: Callable[[Command], None] | None = None
+        self.recovery_dir = Path(recovery_dir) if recovery_dir is not None else None
+        self._memory_runs: list[RunRecord] = []
+        self._problems: list[Problem] | None = None
+        self._recovery_override: Path | None = None
+        self._recovery_token = hashlib.sha1(f"{os.getpid()}-{time.time()}-{id(self)}".encode()).hexdigest()[:8]
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | os.PathLike, **kw) -> "Document":
+        """Open a project file (checked, migrated, validated)."""
+        return cls(load_project(path), path, **kw)
+
+    # ------------------------------------------------------------------ events
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` on every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: DocEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def dirty(self) -> bool:
+        """True when the project differs from what was last saved or opened."""
+        if self._saved is None:
+            return True
+        return not (self.project is self._saved or self.project == self._saved)
+
+    @property
+    def display_name(self) -> str:
+        return self.path.name if self.path is not None else (self.project.info.title or "Untitled")
+
+    def window_title(self) -> str:
+        """``name* — JointModeller`` with the star while there are unsaved changes (Qt's [*])."""
+        return f"{self.display_name}{'*' if self.dirty else ''} — JointModeller"
+
+    def _changed(self, event: DocEvent) -> None:
+        self._problems = None
+        self._emit(event)
+        d = self.dirty
+        if d != self._was_dirty:
+            self._was_dirty = d
+            self._emit(DocEvent("dirty"))
+
+    def _set_project(self, project: Project) -> None:
+        self.project = project
+        self._changed(DocEvent("project"))
+
+    def _set_rows(self, section: str, rows: tuple, kind: str = "project", index: int | None = None) -> None:
+        self.project = with_section_rows(self.project, section, rows)
+        self._changed(DocEvent(kind, section, index))
+
+    def _replace_row(self, section: str, index: int, row: Any) -> None:
+        rows = list(section_rows(self.project, section))
+        rows[index] = row
+        self._set_rows(section, tuple(rows), "rows", index)
+
+    # ------------------------------------------------------------------ commands
+    def set_undo_sink(self, sink: Callable[[Command], None] | None) -> None:
+        """Route pushed commands to ``sink`` (the GUI's QUndoStack; it must call ``cmd.redo``)."""
+        self._sink = sink
+
+    def push(self, cmd: Command) -> None:
+        """Apply a command and make it undoable."""
+        if self._sink is not None:
+            self._sink(cmd)
+        else:
+            self.history.push(cmd, self)
+
+    def undo(self) -> bool:
+        return self.history.undo(self)
+
+    def redo(self) -> bool:
+        return self.history.redo(self)
+
+    def rows(self, section: str) -> tuple:
+        return section_rows(self.project, section)
+
+    def set_cell(self, section: str, index: int, key: str, text: str) -> bool:
+        """Parse ``text`` for one cell and push the edit. CellError (nothing changed) when the text
+        cannot be a value; returns False when the value is unchanged. A value that parses but breaks a
+        project rule is applied and reported by :meth:`cell_problems` (and blocks saving)."""
+        col = column(section, key)
+        if not col.editable:
+            raise CellError(f"{col.label} cannot be edited here")
+        value = col.parse(text, self.project)
+        old = self.rows(section)[index]
+        if col.get(old) == value:
+            return False
+        self.set_row(section, index, col.set(old, value), f"Edit {SECTION_LABELS[section]} › {col.label}")
+        return True
+
+    def set_row(self, section: str, index: int, row: Any, text: str = "Edit row") -> None:
+        self.push(SetRow(section, index, self.rows(section)[index], row, text))
+
+    def add_row(self, section: str, row: Any = None, index: int | None = None) -> int:
+        """Insert ``row`` (default: a sensible new row) and return its index."""
+        if row is None:
+            row = default_row(self.project, section)
+        n = len(self.rows(section))
+        index = n if index is None else index
+        self.push(InsertRow(section, index, row, f"Add {SECTION_LABELS[section]} row"))
+        return index
+
+    def remove_row(self, section: str, index: int) -> None:
+        self.push(RemoveRow(section, index, self.rows(section)[index], f"Delete {SECTION_LABELS[section]} row"))
+
+    def replace_project(self, project: Project, text: str = "Change project") -> None:
+        self.push(ReplaceProject(self.project, project, text))
+
+    # ------------------------------------------------------------------ validation
+    def problems(self) -> list[Problem]:
+        """Every problem in the current project (cached until the next change)."""
+        if self._problems is None:
+            self._problems = project_problems(self.project)
+        return self._problems
+
+    def cell_problems(self) -> dict[tuple[str, int, str], list[str]]:
+        """Messages per cell: (section, row index, column key) -> messages. A problem whose field has
+        no column is shown on the row's first column; unknown rows are skipped."""
+        out: dict[tuple[str, int, str], list[str]] = {}
+        for p in self.problems():
+            loc = self.locate(p)
+            if loc is not None:
+                out.setdefault(loc, []).append(p.message if p.field is None else f"{p.field}: {p.message}")
+        return out
+
+    def locate(self, problem: Problem) -> tuple[str, int, str] | None:
+        """The (section, row index, column key) a problem points at, or None."""
+        section = LABEL_TO_SECTION.get(problem.section)
+        if section is None or section not in COLUMNS:
+            return None
+        rows = self.rows(section)
+        if section == INFO:
+            index = 0
+        else:
+            m = re.fullmatch(r"row (\d+)", problem.row or "")
+            named = [i for i, r in enumerate(rows) if getattr(r, "name", None) == problem.row]
+            if named:
+                index = named[-1] if problem.field == "name" and len(named) > 1 else named[0]
+            elif m and int(m.group(1)) - 1 < len(rows):
+                index = int(m.group(1)) - 1
+            else:
+                return None
+        keys = [c.key for c in COLUMNS[section]]
+        f = problem.field or ""
+        if f in keys:
+            key = f
+        else:
+            top = re.split(r"[.\[]", f)[0]
+            key = top if top in keys else keys[0]
+        return section, index, key
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str | os.PathLike | None = None) -> Path:
+        """Validate and write the project (to ``path`` for save-as). ValidationError, with nothing
+        written, while any problem remains."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("the project has no file yet; give a path (save as)")
+        problems = self.problems()
+        if problems:
+            raise ValidationError(problems)
+        written = save_project(target, self.project)
+        if self.path is not None and target != self.path and self._memory_runs == [] and self.path.exists():
+            self._copy_runs(self.path, target)
+        for run in self._memory_runs:
+            with ProjectStore(target) as store:
+                store.save_run(run)
+        self._memory_runs = []
+        old_path = self.path
+        self.discard_recovery()
+        self._recovery_override = None
+        self.path = target
+        self.project = written
+        self._saved = written
+        self._problems = None
+        self._emit(DocEvent("project"))
+        if old_path != target:
+            self._emit(DocEvent("path"))
+        self._was_dirty = False
+        self._emit(DocEvent("dirty"))
+        return target
+
+    @staticmethod
+    def _copy_runs(src: Path, dst: Path) -> None:
+        with ProjectStore(src) as a, ProjectStore(dst) as b:
+            for r in a.list_runs():
+                run = a.load_run(r.id)
+                run.id = None
+                b.save_run(run)
+
+    # ------------------------------------------------------------------ runs
+    def add_run(self, run: RunRecord) -> int:
+        """Store a finished run: in the project file when there is one, else in memory until the
+        first save. Returns its id."""
+        if self.path is not None and self.path.exists():
+            with ProjectStore(self.path) as store:
+                rid = store.save_run(run)
+        else:
+            rid = -(len(self._memory_runs) + 1)
+            run.id = rid
+            self._memory_runs.append(run)
+        self._emit(DocEvent("runs"))
+        return rid
+
+    def list_runs(self) -> list[RunRecord]:
+        """Stored runs, oldest first (without series when they come from the file)."""
+        runs: list[RunRecord] = []
+        if self.path is not None and self.path.exists():
+            with ProjectStore(self.path) as store:
+                runs = store.list_runs()
+        return runs + list(self._memory_runs)
+
+    def load_run(self, run_id: int) -> RunRecord:
+        for run in self._memory_runs:
+            if run.id == run_id:
+                return run
+        if self.path is None:
+            raise KeyError(f"no run {run_id}")
+        with ProjectStore(self.path) as store:
+            return store.load_run(run_id)
+
+    # ------------------------------------------------------------------ autosave and recovery
+    def recovery_file(self) -> Path | None:
+        """Where this document's autosave goes (None without a recovery folder)."""
+        if self._recovery_override is not None:
+            return self._recovery_override
+        if self.recovery_dir is None:
+            return None
+        stem = self.path.stem if self.path is not None else "untitled"
+        key = hashlib.sha1(str(self.path.resolve() if self.path else self._recovery_token).encode()).hexdigest()[:10]
+        return self.recovery_dir / f"{stem}-{key}{RECOVERY_SUFFIX}"
+
+    def autosave(self) -> Path | None:
+        """Write the unsaved project to the recovery file (atomically); None when clean or no folder.
+        The project file itself is never touched, so an invalid edit is never saved there."""
+        target = self.recovery_file()
+        if target is None or not self.dirty:
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"recovery_for": str(self.path) if self.path is not None else None, "saved_at": time.time(),
+               "title": self.project.info.title, "document": project_to_data(self.project)}
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
+        os.replace(tmp, target)
+        return target
+
+    def discard_recovery(self) -> None:
+        """Remove the recovery file (after a save or a clean close)."""
+        target = self.recovery_file()
+        if target is not None:
+            target.unlink(missing_ok=True)
+
+    @staticmethod
+    def find_recoveries(recovery_dir: str | os.PathLike) -> list[RecoveryInfo]:
+        """Recovery files in the folder, newest first (sessions that crashed)."""
+        folder = Path(recovery_dir)
+        out = []
+        for f in folder.glob(f"*{RECOVERY_SUFFIX}") if folder.is_dir() else ():
+            try:
+                head = json.loads(f.read_text(encoding="utf-8"))
+                orig = head.get("recovery_for")
+                out.append(RecoveryInfo(f, Path(orig) if orig else None, float(head.get("saved_at", 0.0)),
+                                        str(head.get("title", ""))))
+            except (OSError, ValueError, TypeError, AttributeError):
+                continue
+        return sorted(out, key=lambda r: -r.saved_at)
+
+    @classmethod
+    def recover(cls, file: str | os.PathLike, **kw) -> "Document":
+        """A dirty document holding the project of a recovery file (which may break rules: the
+        panels show the problems). The recovery file is taken over and replaced by later autosaves."""
+        file = Path(file)
+        head = json.loads(file.read_text(encoding="utf-8"), parse_constant=_reject)
+        data = head.get("document", {})
+        if not isinstance(data, dict) or data.get("format") is None:
+            raise ValidationError(Problem("Recovery file", None, None, "holds no project"))
+        project = row_from_data(Project, data.get("project"), "project", 0)
+        orig = head.get("recovery_for")
+        kw.setdefault("recovery_dir", file.parent)
+        doc = cls(project, orig, saved=False, **kw)
+        doc._recovery_override = file
+        return doc
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a project may hold")
+
+
+__all__ = [
+    "COLUMNS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
+    "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "UndoHistory", "column",
+    "default_row", "section_rows", "unique_name", "with_section_rows",
+]

@@ -1,0 +1,62 @@
+"""Fixtures for the GUI tests: a small two-box project, and cleanup so no Qt window or VTK plotter
+outlives its test (after pyvistaqt's tests/conftest.py)."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import pytest
+import trimesh
+
+from jointmodeller.model.mesh import MeshData
+from jointmodeller.model.specs import Attachment, Force, Mass, Project, ProjectInfo, SpringType
+
+
+def box_mesh(extents, source: str) -> MeshData:
+    tm = trimesh.creation.box(extents=extents)
+    return MeshData(np.asarray(tm.vertices), np.asarray(tm.faces), source=source)
+
+
+@pytest.fixture
+def small_project() -> Project:
+    """Two 40×40×100 mm boxes stacked along z with one ligament between them (valid)."""
+    lower = Mass(name="lower", mesh=box_mesh((0.04, 0.04, 0.1), "lower.stl"), mass_kg=0.3, fixed=True,
+                 properties_from_mesh=False, position_G=(0.0, 0.0, 0.0),
+                 inertia_L=((3e-4, 0, 0), (0, 3e-4, 0), (0, 0, 1e-4)))
+    upper = Mass(name="upper", mesh=box_mesh((0.04, 0.04, 0.1), "upper.stl"), mass_kg=0.3,
+                 properties_from_mesh=False, position_G=(0.0, 0.0, 0.11), euler_deg=(0.0, 0.0, 30.0),
+                 inertia_L=((3e-4, 0, 0), (0, 3e-4, 0), (0, 0, 1e-4)), colour="#c8b89a")
+    spring = SpringType(name="ligament", kx=(2.0e4,))
+    att = Attachment(name="MCL", spring="ligament", body_a="lower", body_b="upper",
+                     point_a_L=(0.02, 0.0, 0.04), point_b_L=(0.02, 0.0, -0.04))
+    load = Force(name="push", body="upper", point_L=(0.0, 0.0, 0.05), direction_G=(1.0, 0.0, 0.0),
+                 magnitude_N=5.0)
+    return Project(info=ProjectInfo(title="Two boxes"), springs=(spring,), masses=(lower, upper),
+                   attachments=(att,), forces=(load,))
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_windows(request):
+    """Close every top-level Qt window and pyvista plotter a test left open."""
+    yield
+    if "qtbot" not in request.fixturenames and "qapp" not in request.fixturenames:
+        return
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    for w in QApplication.topLevelWidgets():
+        close = getattr(w, "close", None)
+        if close is not None and w.isVisible():
+            close()
+    app.processEvents()
+    try:
+        import pyvista
+
+        pyvista.close_all()
+    except Exception:  # pragma: no cover - cleanup must not hide a test's own failure
+        pass
+    gc.collect()

@@ -1,0 +1,107 @@
+"""The Qt-free document: cell edits parse and undo, rule problems land on their cells and block
+saving, the dirty flag follows undo, autosave and recovery round-trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from jointmodeller.app.document import CellError, Document, column
+from jointmodeller.model.errors import ValidationError
+from jointmodeller.persistence import load_project
+from jointmodeller.model.results import RunRecord
+import numpy as np
+
+
+def test_cell_edit_parses_display_units_and_undoes(small_project):
+    doc = Document(small_project)
+    events = []
+    doc.subscribe(events.append)
+    assert doc.set_cell("attachments", 0, "point_a_L", "10, 5, 40")
+    assert doc.project.attachments[0].point_a_L == pytest.approx((0.01, 0.005, 0.04))
+    assert doc.dirty and any(e.kind == "dirty" for e in events)
+    assert column("attachments", "point_a_L").format(doc.project.attachments[0]) == "10, 5, 40"
+    doc.undo()
+    assert doc.project.attachments[0].point_a_L == small_project.attachments[0].point_a_L
+    assert not doc.dirty
+    doc.redo()
+    assert doc.project.attachments[0].point_a_L == pytest.approx((0.01, 0.005, 0.04))
+
+
+def test_unparseable_text_changes_nothing(small_project):
+    doc = Document(small_project)
+    with pytest.raises(CellError, match="not a number"):
+        doc.set_cell("masses", 1, "mass_kg", "heavy")
+    with pytest.raises(CellError, match="three numbers"):
+        doc.set_cell("masses", 1, "position_G", "1, 2")
+    with pytest.raises(CellError, match="not one of"):
+        doc.set_cell("attachments", 0, "body_b", "femur")
+    assert doc.project is small_project and not doc.dirty
+
+
+def test_rule_problem_marks_the_cell_and_blocks_saving(small_project, tmp_path):
+    path = tmp_path / "p.jmdb"
+    doc = Document(small_project)
+    doc.save(path)
+    before = path.read_bytes()
+    doc.set_cell("masses", 1, "mass_kg", "-2")
+    cells = doc.cell_problems()
+    assert ("masses", 1, "mass_kg") in cells and "positive" in cells[("masses", 1, "mass_kg")][0]
+    with pytest.raises(ValidationError):
+        doc.save()
+    assert path.read_bytes() == before
+    assert load_project(path).masses[1].mass_kg == 0.3
+    doc.undo()
+    assert doc.cell_problems() == {}
+
+
+def test_nested_and_row_level_problems_are_located(small_project):
+    doc = Document(small_project)
+    doc.set_cell("forces", 0, "profile.ramp_time_s", "-1")
+    doc.set_cell("masses", 1, "name", "lower")  # duplicate name: the second row is marked
+    cells = doc.cell_problems()
+    assert ("forces", 0, "profile.ramp_time_s") in cells
+    assert ("masses", 1, "name") in cells
+
+
+def test_add_remove_rows_undo(small_project):
+    doc = Document(small_project)
+    i = doc.add_row("attachments")
+    assert len(doc.project.attachments) == 2 and doc.project.attachments[i].body_a == "lower"
+    doc.remove_row("attachments", 0)
+    assert [a.name for a in doc.project.attachments] == ["tissue"]
+    doc.undo()
+    doc.undo()
+    assert doc.project.attachments == small_project.attachments
+
+
+def test_autosave_and_recovery(small_project, tmp_path):
+    path = tmp_path / "p.jmdb"
+    rec = tmp_path / "recovery"
+    doc = Document(small_project, recovery_dir=rec)
+    doc.save(path)
+    assert doc.autosave() is None  # clean: nothing to recover
+    doc.set_cell("info", 0, "title", "Crashed knee")
+    doc.set_cell("masses", 1, "mass_kg", "0")  # even a rule-breaking edit is recovered
+    f = doc.autosave()
+    assert f is not None and f.exists()
+    found = Document.find_recoveries(rec)
+    assert [r.file for r in found] == [f] and found[0].original_path == path
+    back = Document.recover(f)
+    assert back.dirty and back.path == path
+    assert back.project.info.title == "Crashed knee" and back.project.masses[1].mass_kg == 0.0
+    assert np.array_equal(back.project.masses[0].mesh.vertices_L, small_project.masses[0].mesh.vertices_L)
+    back.set_cell("masses", 1, "mass_kg", "0.4")
+    back.save()
+    assert not f.exists() and load_project(path).info.title == "Crashed knee"
+
+
+def test_runs_kept_in_memory_until_first_save(small_project, tmp_path):
+    doc = Document(small_project)
+    run = RunRecord(study="dynamics", series={"time": np.linspace(0, 1, 5)})
+    rid = doc.add_run(run)
+    assert [r.study for r in doc.list_runs()] == ["dynamics"]
+    assert np.array_equal(doc.load_run(rid).series["time"], run.series["time"])
+    doc.save(tmp_path / "p.jmdb")
+    runs = doc.list_runs()
+    assert len(runs) == 1 and runs[0].id > 0
+    assert np.array_equal(doc.load_run(runs[0].id).series["time"], run.series["time"])
