@@ -1,0 +1,365 @@
+"""Command line: `jointmodeller [PROJECT]` opens the GUI; subcommands run everything headless.
+
+Every command reports bad input as one readable message (what and where) and exits 2; nothing
+already saved is changed by a failing command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from jointmodeller import __version__
+from jointmodeller.model.errors import JointModellerError
+
+COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
+            "import-osim", "bench", "gui")
+
+
+# ----------------------------------------------------------------------------------------------
+# Progress on a terminal
+# ----------------------------------------------------------------------------------------------
+class ProgressBar:
+    """A one-line text progress bar on stderr: call with a fraction in [0, 1] (and a message)."""
+
+    def __init__(self, label: str, stream=None, width: int = 30):
+        self.label, self.stream, self.width = label, stream or sys.stderr, width
+        self.t0 = time.perf_counter()
+        self.last = -1.0
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        if fraction < 1.0 and fraction - self.last < 0.01:
+            return
+        self.last = fraction
+        filled = int(round(fraction * self.width))
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.perf_counter() - self.t0
+        end = "\n" if fraction >= 1.0 else ""
+        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}% {elapsed:6.1f}s {message[:40]:40s}{end}")
+        self.stream.flush()
+
+
+# ----------------------------------------------------------------------------------------------
+# Commands
+# ----------------------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.persistence import save_project
+
+    path = Path(args.path)
+    if path.exists() and not args.force:
+        raise JointModellerError(f"{path} exists; give --force to replace it")
+    if path.exists():
+        path.unlink()
+    project = build_demo_project(high_res=args.high_res)
+    save_project(path, project)
+    print(f"wrote the demo elbow project to {path}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from jointmodeller.app.describe import describe_project
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        project = store.load_project()
+        runs = store.list_runs()
+    print(describe_project(project, runs))
+    return 0
+
+
+def cmd_import_mesh(args: argparse.Namespace) -> int:
+    from jointmodeller.app.masses import add_mass, mass_from_mesh
+    from jointmodeller.io.meshes import read_mesh
+    from jointmodeller.persistence import ProjectStore
+
+    mesh = read_mesh(args.mesh, units=args.units)
+    for warning in mesh.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    name = args.name or Path(args.mesh).stem
+    mass = mass_from_mesh(name, mesh, density_kg_m3=args.density, fixed=args.fixed)
+    with ProjectStore(args.project) as store:
+        store.save_project(add_mass(store.load_project(), mass))
+    print(f"added mass {name!r}: {mass.mass_kg * 1000:.1f} g, {mesh.n_vertices} vertices")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from jointmodeller.model.codec import project_to_json
+    from jointmodeller.persistence import load_project
+
+    text = project_to_json(load_project(args.project))
+    _write_atomically(Path(args.json), text)
+    print(f"exported {args.project} to {args.json}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from jointmodeller.model.codec import project_from_json
+    from jointmodeller.persistence import save_project
+
+    try:
+        text = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise JointModellerError(f"{args.file}: cannot be read ({exc.strerror})") from None
+    project = project_from_json(text)
+    save_project(args.project, project)
+    print(f"imported {args.file} into {args.project}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from jointmodeller.app import studies
+    from jointmodeller.io.run_csv import write_run_csv
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        project = store.load_project()
+        bar = ProgressBar(args.study)
+        if args.study == "equilibrium":
+            run = studies.run_equilibrium(project, progress=bar)
+        elif args.study == "dynamics":
+            run = studies.run_dynamics(project, t_end=args.t_end, report_dt=args.report_dt,
+                                       digits=args.digits, progress=bar)
+        else:  # pragma: no cover - argparse restricts the choices
+            raise JointModellerError(f"unknown study {args.study!r}")
+        run_id = store.save_run(run)
+    _print_run(run, run_id)
+    if args.csv:
+        write_run_csv(run, args.csv)
+        print(f"series written to {args.csv}")
+    return 0 if run.status == "completed" else 1
+
+
+def _print_run(run, run_id: int) -> None:
+    print(f"run #{run_id}: {run.study} {run.status}{' — ' + run.message if run.message else ''}")
+    for key, value in run.summary.items():
+        print(f"  {key}: {value}")
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        for run in store.list_runs():
+            print(f"#{run.id} {run.study:12s} {run.status:10s} {run.created} {run.message}")
+    return 0
+
+
+def cmd_export_run(args: argparse.Namespace) -> int:
+    from jointmodeller.io.run_csv import write_run_csv
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        try:
+            run = store.load_run(args.run_id)
+        except KeyError as exc:
+            raise JointModellerError(str(exc.args[0])) from None
+    write_run_csv(run, args.csv)
+    print(f"run #{args.run_id} written to {args.csv}")
+    return 0
+
+
+def cmd_laxity(args: argparse.Namespace) -> int:
+    from jointmodeller.app.laxity import laxity_command
+
+    summary = laxity_command(args.project, experiment=args.experiment, data=args.data,
+                             calibrate=args.calibrate, out_dir=args.out, scheduler=args.scheduler,
+                             progress=ProgressBar("laxity"))
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+def cmd_import_osim(args: argparse.Namespace) -> int:
+    from jointmodeller.app.osim_import import import_osim_command
+
+    report = import_osim_command(args.model, args.project, search_paths=tuple(args.geometry_path or ()))
+    print(report)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from jointmodeller.bench.harness import format_table, run_groups, to_json
+
+    log = (lambda msg: print(msg, file=sys.stderr))
+    result = run_groups(args.only, log=log)
+    print(to_json(result) if args.json else format_table(result))
+    return 1 if result["errors"] else 0
+
+
+def has_display() -> bool:
+    """Whether a GUI can be shown here (an X/Wayland display, or an explicit Qt platform)."""
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM"))
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    project = getattr(args, "project", None)
+    if project is not None and not Path(project).exists():
+        raise JointModellerError(f"{project}: no such project file")
+    if not has_display():
+        print("No display is available (DISPLAY is not set), so the window cannot open.\n"
+              "Running the demo's studies headless instead; start `jointmodeller` on a desktop "
+              "(or under xvfb-run) for the GUI.\n", file=sys.stderr)
+        return run_headless(project)
+    from jointmodeller.gui.main_window import launch
+
+    return launch(project)
+
+
+def run_headless(project_path: str | None) -> int:
+    """Run the studies of a project (the demo when None) and print their results."""
+    import tempfile
+
+    from jointmodeller.app import studies
+    from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.app.describe import describe_project
+    from jointmodeller.persistence import ProjectStore, save_project
+
+    if project_path is None:
+        project_path = str(Path(tempfile.mkdtemp(prefix="jointmodeller-")) / "demo_elbow.jmdb")
+        save_project(project_path, build_demo_project())
+        print(f"demo project written to {project_path}")
+    with ProjectStore(project_path) as store:
+        project = store.load_project()
+        print(describe_project(project))
+        print()
+        run = studies.run_equilibrium(project, progress=ProgressBar("equilibrium"))
+        _print_run(run, store.save_run(run))
+        run = studies.run_dynamics(project, t_end=0.5, report_dt=0.01, digits=6,
+                                   progress=ProgressBar("dynamics"))
+        _print_run(run, store.save_run(run))
+        if project.experiments:
+            try:
+                from jointmodeller.app.laxity import run_laxity
+            except ImportError:
+                run_laxity = None
+            if run_laxity is not None:
+                exp = project.experiments[0]
+                run = run_laxity(project, exp.name, progress=ProgressBar("laxity"))
+                _print_run(run, store.save_run(run))
+    print(f"\nresults stored in {project_path}")
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------------------
+# Parser
+# ----------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="jointmodeller",
+        description="JointModeller: bone meshes, ligaments, contact and laxity. "
+                    "`jointmodeller` alone opens the GUI on the demo; `jointmodeller PROJECT.jmdb` opens a project.")
+    p.add_argument("--version", action="version", version=f"jointmodeller {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("gui", help="open the GUI (on the demo, or on PROJECT)")
+    s.add_argument("project", nargs="?")
+    s.set_defaults(func=cmd_gui)
+
+    s = sub.add_parser("demo", help="write the built-in demo elbow project")
+    s.add_argument("path", help="project file to write (.jmdb)")
+    s.add_argument("--high-res", action="store_true", help="high-resolution bone meshes (for benchmarks)")
+    s.add_argument("--force", action="store_true", help="replace an existing file")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("info", help="print the five sections of a project and its stored runs")
+    s.add_argument("project")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("import-mesh", help="add a bone mesh as a new mass (properties from the mesh)")
+    s.add_argument("project")
+    s.add_argument("mesh", help="STL, OBJ, PLY, OFF, VTP/VTK or VRML (.wrl) file")
+    s.add_argument("--name", help="mass name (default: the file name)")
+    s.add_argument("--units", choices=("mm", "m"), default="mm", help="units of the mesh file (default mm)")
+    s.add_argument("--density", type=float, default=1900.0, help="kg/m³ (default 1900)")
+    s.add_argument("--fixed", action="store_true", help="the mass is fixed in space")
+    s.set_defaults(func=cmd_import_mesh)
+
+    s = sub.add_parser("export", help="export a project as versioned JSON")
+    s.add_argument("project")
+    s.add_argument("--json", required=True, metavar="FILE")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("import", help="import a JSON project into a project file")
+    s.add_argument("file")
+    s.add_argument("project")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("run", help="run a study and store its results in the project")
+    s.add_argument("project")
+    s.add_argument("--study", required=True, choices=("equilibrium", "dynamics"))
+    s.add_argument("--t-end", type=float, default=1.0, help="dynamics: simulated seconds (default 1)")
+    s.add_argument("--report-dt", type=float, default=0.01, help="dynamics: report interval in s")
+    s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")
+    s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("runs", help="list the stored runs of a project")
+    s.add_argument("project")
+    s.set_defaults(func=cmd_runs)
+
+    s = sub.add_parser("export-run", help="write a stored run's series as CSV")
+    s.add_argument("project")
+    s.add_argument("run_id", type=int)
+    s.add_argument("--csv", required=True, metavar="FILE")
+    s.set_defaults(func=cmd_export_run)
+
+    s = sub.add_parser("laxity", help="run a laxity experiment (and calibrate to measured data)")
+    s.add_argument("project")
+    s.add_argument("--experiment", help="experiment name (default: the first)")
+    s.add_argument("--data", help="measured CSV (load, value[, repeat])")
+    s.add_argument("--calibrate", action="store_true", help="fit tissue stiffness scales to the data")
+    s.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for parameter studies")
+    s.add_argument("--out", required=True, help="output folder (summary.json, CSV, plots, report)")
+    s.set_defaults(func=cmd_laxity)
+
+    s = sub.add_parser("import-osim", help="import an OpenSim .osim model into a project file")
+    s.add_argument("model")
+    s.add_argument("project")
+    s.add_argument("--geometry-path", action="append", help="folder to search for mesh files (repeatable)")
+    s.set_defaults(func=cmd_import_osim)
+
+    s = sub.add_parser("bench", help="run the benchmarks (each figure beside a same-run baseline)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--only", action="append", metavar="GROUP", help="run only this group (repeatable)")
+    s.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        argv = ["gui"] + argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except JointModellerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing already saved was changed", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
