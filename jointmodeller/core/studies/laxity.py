@@ -1,0 +1,479 @@
+"""The laxity study: a quasi-static load sweep of one bone against another (seed 004 §6).
+
+The moving bone is held at the experiment's flexion angle (as a testing rig does) and is otherwise
+free: at each load step the five other Grood & Suntay coordinates of the moving bone (and the six of
+any other free body) are solved so that every generalized force vanishes. Each step starts from the
+solution (and the Jacobian) of the nearest load already solved, so a sweep costs a few force
+evaluations per step. Curves are JCS coordinates relative to the unloaded pose.
+
+Load kinds (directions fixed in G at the unloaded pose; JCS axes e1, e2, e3 of that pose):
+``varus_valgus`` a force along +e1 at ``lever_m`` from the moving origin down the moving long axis
+(a moment ≈ load·lever about e2); ``anterior_posterior`` a force along +e2 at the moving origin;
+``internal_external`` a torque [N·m] about +e3; ``compression`` a force along +e3 (towards the
+fixed bone when the long axes point proximally).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from jointmodeller.core.mechanics.forces import BodyKinematics
+from jointmodeller.core.mechanics.rotations import matrix_to_quat, quat_to_matrix
+from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, jcs_coordinates
+
+LOAD_KINDS = ("varus_valgus", "anterior_posterior", "internal_external", "compression")
+MEASURE_UNITS = {"deg": np.degrees(1.0), "rad": 1.0, "mm": 1000.0, "m": 1.0}
+
+
+class SweepCancelled(Exception):
+    """The caller's cancel() returned True; the partial result rides along."""
+
+    def __init__(self, partial: "LaxityResult"):
+        super().__init__("laxity sweep cancelled")
+        self.partial = partial
+
+
+class EquilibriumFailed(RuntimeError):
+    """Newton iterations did not bring the generalized forces under the tolerance."""
+
+
+def parse_measure(measure: str) -> tuple[int, float, str]:
+    """``"varus_valgus_deg"`` -> (JCS index, factor from SI to the unit, unit). Angles take deg/rad,
+    translations mm/m; a bare name gets deg or mm."""
+    for idx, name in enumerate(COORDINATE_NAMES):
+        if measure == name or measure.startswith(name + "_"):
+            unit = measure[len(name) + 1:] or ("deg" if idx < 3 else "mm")
+            if (idx < 3 and unit not in ("deg", "rad")) or (idx >= 3 and unit not in ("mm", "m")):
+                raise ValueError(f"measure {measure!r}: unit {unit!r} does not fit {name}")
+            return idx, MEASURE_UNITS[unit], unit
+    raise ValueError(f"unknown measure {measure!r}; expected one of "
+                     + ", ".join(f"{n}_deg" if i < 3 else f"{n}_mm" for i, n in enumerate(COORDINATE_NAMES)))
+
+
+def load_sequence(max_load: float, steps: int, unload: bool = False, both: bool = True) -> np.ndarray:
+    """Loads of a sweep: 0 → +max in ``steps`` values (then back to 0 if ``unload``), then
+    −Δ → −max (and back). (k,) with k = 2·steps − 1 for a two-sided sweep without unloading."""
+    if steps < 2:
+        raise ValueError("a sweep needs at least 2 steps")
+    up = np.linspace(0.0, float(max_load), int(steps))
+    seq = [up]
+    if unload:
+        seq.append(up[-2::-1])
+    if both:
+        seq.append(-up[1:])
+        if unload:
+            seq.append(-up[-2::-1])
+    return np.concatenate(seq)
+
+
+@dataclass(frozen=True)
+class LaxityProtocol:
+    """What to do: bodies (indices into the system), joint frames, load kind, loads, measure."""
+
+    fixed: int
+    moving: int
+    frames: JointFrames
+    load_kind: str = "varus_valgus"
+    loads: tuple[float, ...] = tuple(load_sequence(100.0, 11))
+    lever_m: float = 0.30
+    measure: str = "varus_valgus_deg"
+    flexion_rad: float | None = None
+    """Hold the flexion at this JCS angle; None holds the flexion of the initial pose."""
+
+    def __post_init__(self) -> None:
+        if self.load_kind not in LOAD_KINDS:
+            raise ValueError(f"load kind {self.load_kind!r}: expected one of {', '.join(LOAD_KINDS)}")
+        parse_measure(self.measure)
+
+
+@dataclass
+class ExperimentLoad:
+    """ForceElement: ``magnitude`` times a unit force at a point fixed on a body plus a unit torque.
+
+    body int, r_B (3,) point in the body frame [m], force_dir_G (3,), torque_dir_G (3,) per unit
+    magnitude [N or N·m per unit].
+    """
+
+    body: int
+    r_B: np.ndarray
+    force_dir_G: np.ndarray
+    torque_dir_G: np.ndarray
+    magnitude: float = 0.0
+
+    def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        f = self.magnitude * self.force_dir_G
+        arm_G = kin.R_GB[self.body] @ self.r_B
+        force_G[self.body] += f
+        torque_G[self.body] += np.cross(arm_G, f) + self.magnitude * self.torque_dir_G
+
+
+@dataclass
+class LaxityResult:
+    """A sweep's results, one row per load step (k steps, m tissues).
+
+    loads (k,), coords (k, 6) JCS relative to the unloaded pose [rad, m], measure (k,) in ``unit``,
+    tissue_tension_N (k, m), extra_force_N (k,) |net force of the extra elements (contact, ...) on
+    the moving body|, iterations (k,), evaluations (k,), residual_N (k,), pose_p_G (k, 3) and
+    pose_q_GB (k, 4) of the moving body, reference_coords (6,) the unloaded pose's absolute JCS.
+    """
+
+    loads: np.ndarray
+    coords: np.ndarray
+    measure: np.ndarray
+    unit: str
+    measure_name: str
+    tissue_tension_N: np.ndarray
+    tissue_names: list[str]
+    extra_force_N: np.ndarray
+    iterations: np.ndarray
+    evaluations: np.ndarray
+    residual_N: np.ndarray
+    pose_p_G: np.ndarray
+    pose_q_GB: np.ndarray
+    reference_coords: np.ndarray
+    seconds: float = 0.0
+    final_y: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def laxity(self) -> float:
+        """Total range of the measured quantity over the sweep (in ``unit``)."""
+        return float(np.ptp(self.measure)) if self.measure.size else float("nan")
+
+    def stiffness(self) -> dict:
+        """Slopes of load against displacement (load per ``unit``): secant over the whole sweep
+        and tangents at zero load and at both ends of the loading branches."""
+        return curve_stiffness(self.loads, self.measure)
+
+
+def curve_stiffness(loads: np.ndarray, values: np.ndarray) -> dict:
+    """Secant (range/range) and tangent slopes |d load / d value| of a sweep's loading branches
+    (magnitudes: the sign of the curve depends on the side and axis conventions, not on stiffness)."""
+    loads = np.asarray(loads, float)
+    values = np.asarray(values, float)
+    order = np.argsort(loads, kind="stable")
+    lo, va = loads[order], values[order]
+    keep = np.concatenate([[True], np.diff(lo) > 0])  # one point per load (loading branch first)
+    lo, va = lo[keep], va[keep]
+    out = {"secant": float(np.ptp(lo) / np.ptp(va)) if np.ptp(va) > 0 else float("inf")}
+    slope = np.abs(np.gradient(va, lo)) if lo.size >= 3 else None  # |d value / d load|
+    if slope is not None:
+        i0 = int(np.argmin(np.abs(lo)))
+        with np.errstate(divide="ignore"):
+            out["tangent_at_zero"] = float(1.0 / slope[i0])
+            out["tangent_at_max"] = float(1.0 / slope[-1])
+            out["tangent_at_min"] = float(1.0 / slope[0])
+    return out
+
+
+class QuasiStaticSolver:
+    """Equilibria of the free bodies with the moving bone's flexion held (Newton–Broyden).
+
+    Unknowns x: the moving bone's JCS (β, γ, q1/L, q2/L, q3/L) and for every other free body
+    (Δp/L, rotation vector); residual: the matching generalized forces divided by L [N]
+    (L = system.length_scale), so forces and moments share one tolerance ``tol_N``.
+    """
+
+    def __init__(self, system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
+                 tol_N: float = 1e-6, max_iter: int = 60, fd_step: float = 1e-7):
+        self.system = system
+        self.protocol = protocol
+        self.L = float(system.length_scale)
+        self.tol_N = tol_N
+        self.max_iter = max_iter
+        self.fd_step = fd_step
+        self.p0_G = np.array(p0_G, float)
+        self.R0_GB = quat_to_matrix(np.asarray(q0_GB, float))
+        fixed = np.asarray(system.bodies.fixed, bool)
+        if not fixed[protocol.fixed]:
+            raise ValueError(f"body {system.bodies.names[protocol.fixed]!r} must be fixed for a laxity sweep")
+        if fixed[protocol.moving]:
+            raise ValueError(f"body {system.bodies.names[protocol.moving]!r} must be free for a laxity sweep")
+        self.others = [int(b) for b in np.flatnonzero(~fixed) if b != protocol.moving]
+        self.n = 5 + 6 * len(self.others)
+        p1, R1 = self.p0_G[protocol.fixed], self.R0_GB[protocol.fixed]
+        c0 = protocol.frames.coordinates(p1, R1, self.p0_G[protocol.moving], self.R0_GB[protocol.moving])
+        self.flexion = c0[0] if protocol.flexion_rad is None else float(protocol.flexion_rad)
+        self.c_initial = c0
+        self.load = ExperimentLoad(protocol.moving, np.zeros(3), np.zeros(3), np.zeros(3))
+        self.evaluations = 0
+
+    # ---------------------------------------------------------------- unknowns <-> poses
+    def x_initial(self) -> np.ndarray:
+        x = np.zeros(self.n)
+        x[:5] = self._coords_to_x(self.c_initial)
+        return x
+
+    def _coords_to_x(self, c: np.ndarray) -> np.ndarray:
+        return np.array([c[1], c[2], c[3] / self.L, c[4] / self.L, c[5] / self.L])
+
+    def coords(self, x: np.ndarray) -> np.ndarray:
+        """Absolute JCS (6,) of the moving bone for unknowns x."""
+        return np.array([self.flexion, x[0], x[1], x[2] * self.L, x[3] * self.L, x[4] * self.L])
+
+    def poses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Body positions (n, 3) and rotations (n, 3, 3) for unknowns x."""
+        pr = self.protocol
+        p = self.p0_G.copy()
+        R = self.R0_GB.copy()
+        p[pr.moving], R[pr.moving] = pr.frames.moving_pose(p[pr.fixed], R[pr.fixed], self.coords(x))
+        for j, b in enumerate(self.others):
+            seg = x[5 + 6 * j: 11 + 6 * j]
+            p[b] = self.p0_G[b] + self.L * seg[:3]
+            R[b] = _rotvec_matrix(seg[3:]) @ self.R0_GB[b]
+        return p, R
+
+    def kinematics(self, x: np.ndarray) -> BodyKinematics:
+        p, R = self.poses(x)
+        z = np.zeros_like(p)
+        return BodyKinematics(p, R, z, z.copy())
+
+    # ---------------------------------------------------------------- residual
+    def _moving_jacobian(self, x: np.ndarray) -> np.ndarray:
+        """(6, 5): d(p_G, rotation)/d x[:5] of the moving body, by central differences of the pose map
+        (no force evaluations)."""
+        pr = self.protocol
+        h = 1e-6
+        J = np.zeros((6, 5))
+        for i in range(5):
+            xp, xm = x.copy(), x.copy()
+            xp[i] += h
+            xm[i] -= h
+            pp, Rp = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xp))
+            pm, Rm = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xm))
+            J[:3, i] = (pp - pm) / (2 * h)
+            J[3:, i] = _matrix_rotvec(Rp @ Rm.T) / (2 * h)
+        return J
+
+    def wrench(self, kin: BodyKinematics) -> tuple[np.ndarray, np.ndarray]:
+        """Net force_G and moment about each COM torque_G (n, 3) including the experiment load."""
+        f, m = self.system.generalized_forces(0.0, kin)
+        self.load.accumulate(0.0, kin, f, m)
+        self.evaluations += 1
+        return f, m
+
+    def residual(self, x: np.ndarray, J_mov: np.ndarray | None = None) -> np.ndarray:
+        """Generalized forces (n,) / L [N] at unknowns x."""
+        kin = self.kinematics(x)
+        f, m = self.wrench(kin)
+        mv = self.protocol.moving
+        if J_mov is None:
+            J_mov = self._moving_jacobian(x)
+        r = np.empty(self.n)
+        r[:5] = J_mov.T @ np.concatenate([f[mv], m[mv]]) / self.L
+        for j, b in enumerate(self.others):
+            r[5 + 6 * j: 8 + 6 * j] = f[b]
+            r[8 + 6 * j: 11 + 6 * j] = m[b] / self.L
+        return r
+
+    def jacobian(self, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """d residual / d x (n, n) by forward differences (n force evaluations)."""
+        J = np.empty((self.n, self.n))
+        for i in range(self.n):
+            xi = x.copy()
+            xi[i] += self.fd_step
+            J[:, i] = (self.residual(xi) - r) / self.fd_step
+        return J
+
+    def solve(self, x: np.ndarray, J: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, float]:
+        """Newton–Broyden from x (and an optional Jacobian); returns (x, J, iterations, |r|_inf)."""
+        x = np.array(x, float)
+        r = self.residual(x)
+        fresh = False
+        if J is None:
+            J, fresh = self.jacobian(x, r), True
+        for it in range(self.max_iter):
+            norm = float(np.max(np.abs(r)))
+            if norm < self.tol_N:
+                return x, J, it, norm
+            try:
+                dx = np.linalg.solve(J, -r)
+            except np.linalg.LinAlgError:
+                dx = np.linalg.lstsq(J, -r, rcond=None)[0]
+            dx = _limit_step(dx, max_rad=0.1)
+            t, accepted = 1.0, False
+            r2 = n0 = float(np.linalg.norm(r))
+            while t >= 1.0 / 64:
+                r_new = self.residual(x + t * dx)
+                r2 = float(np.linalg.norm(r_new))
+                if r2 <= (1.0 - 1e-4 * t) * n0:
+                    accepted = True
+                    break
+                t *= 0.5
+            if not accepted:
+                if not fresh:  # a stale (Broyden / previous step) Jacobian: refresh and retry
+                    J, fresh = self.jacobian(x, r), True
+                    continue
+                if r2 < n0 * 1.5:  # take the smallest damped step to escape a kink (contact onset)
+                    x = x + t * 2 * dx
+                    r = self.residual(x)
+                    J, fresh = self.jacobian(x, r), True
+                    continue
+                raise EquilibriumFailed(f"line search failed at |r| = {n0:.3g} N")
+            s = t * dx
+            J = J + np.outer(r_new - r - J @ s, s) / (s @ s)  # Broyden's good update
+            fresh = False
+            x, r = x + s, r_new
+        norm = float(np.max(np.abs(r)))
+        if norm < self.tol_N * 10:
+            return x, J, self.max_iter, norm
+        raise EquilibriumFailed(f"no equilibrium after {self.max_iter} iterations (|r| = {norm:.3g} N)")
+
+
+def _limit_step(dx: np.ndarray, max_rad: float) -> np.ndarray:
+    """Scale a Newton step so no unknown moves more than ``max_rad`` (rad or units of L)."""
+    big = float(np.max(np.abs(dx))) if dx.size else 0.0
+    return dx * (max_rad / big) if big > max_rad else dx
+
+
+def _rotvec_matrix(v: np.ndarray) -> np.ndarray:
+    th = float(np.linalg.norm(v))
+    if th < 1e-300:
+        return np.eye(3)
+    k = v / th
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
+
+
+def _matrix_rotvec(R: np.ndarray) -> np.ndarray:
+    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    th = np.arccos(c)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-8:
+        return 0.5 * w
+    return th / (2 * np.sin(th)) * w
+
+
+def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit force direction (3,), unit torque direction (3,) in G and point r_B (3,) on the moving
+    body, from the JCS axes at the pose (p_G (n, 3), R_GB (n, 3, 3))."""
+    pr = protocol
+    R_GI, o_I, R_GM, o_M = pr.frames.frames_G(p_G[pr.fixed], R_GB[pr.fixed], p_G[pr.moving], R_GB[pr.moving])
+    e1 = R_GI[:, 0]
+    e3 = R_GM[:, 2]
+    e2 = np.cross(e3, e1)
+    e2 /= np.linalg.norm(e2)
+    zero = np.zeros(3)
+    point_G = o_M
+    if pr.load_kind == "varus_valgus":
+        force, torque, point_G = e1, zero, o_M - pr.lever_m * e3
+    elif pr.load_kind == "anterior_posterior":
+        force, torque = e2, zero
+    elif pr.load_kind == "internal_external":
+        force, torque = zero, e3
+    else:  # compression
+        force, torque = e3, zero
+    r_B = R_GB[pr.moving].T @ (point_G - p_G[pr.moving])
+    return force.copy(), torque.copy(), r_B
+
+
+def run_sweep(
+    system,
+    protocol: LaxityProtocol,
+    p0_G: np.ndarray,
+    q0_GB: np.ndarray,
+    *,
+    warm_start: bool = True,
+    tol_N: float = 1e-6,
+    progress: Callable[[int, int, float, float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> LaxityResult:
+    """Solve the unloaded pose, then one equilibrium per load of ``protocol.loads``.
+
+    system: a MechanicalSystem; p0_G (n, 3), q0_GB (n, 4): the initial pose of every body.
+    warm_start: start each step from the nearest solved load's pose and Jacobian (False: from the
+    unloaded pose with a fresh Jacobian, the baseline). progress(done, total, load, value) after each
+    step (``value`` in the measure's unit); cancel() polled between steps raises SweepCancelled.
+    """
+    t0 = time.perf_counter()
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    idx, factor, unit = parse_measure(protocol.measure)
+    solver.load.magnitude = 0.0
+    x_ref, J_ref, _, _ = solver.solve(solver.x_initial())
+    p_ref, R_ref = solver.poses(x_ref)
+    f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
+    solver.load.r_B, solver.load.force_dir_G, solver.load.torque_dir_G = r_B, f_dir, t_dir
+    c_ref = solver.coords(x_ref)
+    loads = np.asarray(protocol.loads, float)
+    k = loads.size
+    m = system.tissues.count
+    out = dict(coords=np.zeros((k, 6)), tension=np.zeros((k, m)), extra=np.zeros(k), iters=np.zeros(k, int),
+               evals=np.zeros(k, int), res=np.zeros(k), p=np.zeros((k, 3)), q=np.zeros((k, 4)))
+    solved: list[tuple[float, np.ndarray, np.ndarray]] = [(0.0, x_ref, J_ref)]
+
+    def result(n_done: int) -> LaxityResult:
+        c = out["coords"][:n_done]
+        return LaxityResult(loads[:n_done], c, c[:, idx] * factor, unit, protocol.measure,
+                            out["tension"][:n_done], list(system.tissues.names), out["extra"][:n_done],
+                            out["iters"][:n_done], out["evals"][:n_done], out["res"][:n_done],
+                            out["p"][:n_done], out["q"][:n_done], c_ref, time.perf_counter() - t0,
+                            final_y=None)
+
+    for i, load in enumerate(loads):
+        if cancel is not None and cancel():
+            raise SweepCancelled(result(i))
+        if warm_start:
+            _, x_start, J_start = min(reversed(solved), key=lambda s: abs(s[0] - load))
+        else:
+            x_start, J_start = x_ref, None
+        solver.load.magnitude = float(load)
+        e0 = solver.evaluations
+        x, J, iters, res = solver.solve(x_start, J_start)
+        solved.append((float(load), x, J))
+        kin = solver.kinematics(x)
+        out["coords"][i] = solver.coords(x) - c_ref
+        out["tension"][i] = system.tissue_forces.evaluate(0.0, kin).tension
+        out["extra"][i] = _extra_force(system, kin, protocol.moving)
+        out["iters"][i], out["evals"][i], out["res"][i] = iters, solver.evaluations - e0, res
+        out["p"][i] = kin.p_G[protocol.moving]
+        out["q"][i] = matrix_to_quat(kin.R_GB[protocol.moving][None])[0]
+        if progress is not None:
+            progress(i + 1, k, float(load), float(out["coords"][i, idx] * factor))
+    return result(k)
+
+
+def _extra_force(system, kin: BodyKinematics, body: int) -> float:
+    """|Net force| of the system's extra elements (contact, wrapped tissues) on ``body`` [N]."""
+    if not system.extra_elements:
+        return 0.0
+    f = np.zeros_like(kin.p_G)
+    m = np.zeros_like(kin.p_G)
+    for element in system.extra_elements:
+        element.accumulate(0.0, kin, f, m)
+    return float(np.linalg.norm(f[body]))
+
+
+def linear_sweep(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
+                 loads: np.ndarray | None = None, tol_N: float = 1e-9) -> np.ndarray:
+    """The linear small-motion model's curve: JCS displacement (k, 6) = K⁻¹ · (generalized load),
+    with the stiffness K of the held-flexion coordinates taken at the unloaded equilibrium by
+    central differences (seed 004 §3.1). loads (k,) default: the protocol's."""
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    solver.load.magnitude = 0.0
+    x_ref, _, _, _ = solver.solve(solver.x_initial())
+    p_ref, R_ref = solver.poses(x_ref)
+    f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
+    h = 1e-6
+    J = np.empty((solver.n, solver.n))
+    for i in range(solver.n):
+        xp, xm = x_ref.copy(), x_ref.copy()
+        xp[i] += h
+        xm[i] -= h
+        J[:, i] = (solver.residual(xp) - solver.residual(xm)) / (2 * h)
+    solver.load.r_B, solver.load.force_dir_G, solver.load.torque_dir_G = r_B, f_dir, t_dir
+    solver.load.magnitude = 1.0
+    q_unit = solver.residual(x_ref)  # unloaded residual is ~0, so this is the load's share per unit
+    solver.load.magnitude = 0.0
+    q_unit = q_unit - solver.residual(x_ref)
+    dx_unit = np.linalg.solve(J, -q_unit)
+    loads = np.asarray(protocol.loads if loads is None else loads, float)
+    c_ref = solver.coords(x_ref)
+    return np.array([solver.coords(x_ref + lo * dx_unit) - c_ref for lo in loads])
+
+
+def absolute_coordinates(frames: JointFrames, fixed: int, moving: int, p_G: np.ndarray, R_GB: np.ndarray) -> np.ndarray:
+    """JCS (6,) of ``moving`` relative to ``fixed`` for body poses p_G (n, 3), R_GB (n, 3, 3)."""
+    return jcs_coordinates(*frames.frames_G(p_G[fixed], R_GB[fixed], p_G[moving], R_GB[moving]))

@@ -1,0 +1,150 @@
+"""Quasi-static laxity sweep on the synthetic two-condyle joint (no meshes needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointmodeller.core.studies.laxity import (
+    LaxityProtocol,
+    SweepCancelled,
+    curve_stiffness,
+    linear_sweep,
+    load_sequence,
+    parse_measure,
+    run_sweep,
+)
+from jointmodeller.core.studies.laxity_examples import synthetic_protocol, two_condyle_joint
+
+
+def test_load_sequence_two_sided_with_unloading():
+    np.testing.assert_allclose(load_sequence(10, 3), [0, 5, 10, -5, -10])
+    np.testing.assert_allclose(load_sequence(10, 3, unload=True), [0, 5, 10, 5, 0, -5, -10, -5, 0])
+
+
+def test_parse_measure():
+    assert parse_measure("varus_valgus_deg")[0] == 1
+    assert parse_measure("anterior_posterior_mm")[1:] == (1000.0, "mm")
+    with pytest.raises(ValueError, match="unit"):
+        parse_measure("flexion_mm")
+    with pytest.raises(ValueError, match="unknown measure"):
+        parse_measure("wobble_deg")
+
+
+def test_each_step_is_an_equilibrium_with_flexion_held():
+    """Independent check: at every solved pose the net force on the moving bone vanishes and the net
+    moment is a pure couple about the held flexion axis e1 (the rig's reaction)."""
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, steps=4)
+    res = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
+    from jointmodeller.core.mechanics.forces import BodyKinematics
+    from jointmodeller.core.mechanics.rotations import quat_to_matrix
+    from jointmodeller.core.studies.laxity import load_directions, ExperimentLoad
+    for i, load in enumerate(res.loads):
+        p = p0.copy()
+        R = quat_to_matrix(q0)
+        p[1], R[1] = res.pose_p_G[i], quat_to_matrix(res.pose_q_GB[i][None])[0]
+        kin = BodyKinematics(p, R, np.zeros_like(p), np.zeros_like(p))
+        f, m = system.generalized_forces(0.0, kin)
+        # the load, rebuilt from the unloaded pose (step 0)
+        p_ref, R_ref = p.copy(), R.copy()
+        p_ref[1], R_ref[1] = res.pose_p_G[0], quat_to_matrix(res.pose_q_GB[0][None])[0]
+        fd, td, r_B = load_directions(protocol, p_ref, R_ref)
+        ExperimentLoad(1, r_B, fd, td, float(load)).accumulate(0.0, kin, f, m)
+        e1 = R[0] @ frames.R_B1A[:, 0]
+        assert np.linalg.norm(f[1]) < 1e-6 * max(1.0, abs(load))
+        m_perp = m[1] - (m[1] @ e1) * e1
+        assert np.linalg.norm(m_perp) < 1e-7 * max(1.0, abs(load))
+
+
+def test_varus_and_valgus_curves_are_mirrored():
+    system, p0, q0, frames = two_condyle_joint()
+    res = run_sweep(system, synthetic_protocol(frames, steps=6), p0, q0, tol_N=1e-9)
+    pos = res.loads > 0
+    neg = res.loads < 0
+    np.testing.assert_allclose(res.loads[pos], -res.loads[neg])
+    assert np.abs(res.measure).max() > 1.0  # it does move
+    np.testing.assert_allclose(res.measure[pos], -res.measure[neg], rtol=1e-6, atol=1e-9)
+    # translation along the flexion axis mirrors, along the long axis it is even
+    np.testing.assert_allclose(res.coords[pos, 3], -res.coords[neg, 3], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(res.coords[pos, 5], res.coords[neg, 5], rtol=1e-6, atol=1e-12)
+    # lateral and medial ligaments swap roles
+    np.testing.assert_allclose(res.tissue_tension_N[pos][:, [0, 1]], res.tissue_tension_N[neg][:, [2, 3]], rtol=1e-6)
+
+
+def test_an_asymmetric_model_is_not_mirrored():
+    """The symmetry test can fail: widen the lateral side and the two curves differ."""
+    system, p0, q0, frames = two_condyle_joint(asymmetry=0.3)
+    res = run_sweep(system, synthetic_protocol(frames, steps=3), p0, q0)
+    assert abs(res.measure[2] + res.measure[4]) > 0.05
+
+
+def test_linear_model_agrees_with_nonlinear_sweep_at_small_loads():
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, max_load=2.0, steps=3)
+    res = run_sweep(system, protocol, p0, q0, tol_N=1e-11)
+    lin = linear_sweep(system, protocol, p0, q0)
+    moving = res.loads != 0
+    np.testing.assert_allclose(np.degrees(lin[moving, 1]), res.measure[moving], rtol=0.02)
+    # ... and not at large loads (the ligaments and contact stiffen): the comparison can fail
+    big = synthetic_protocol(frames, max_load=100.0, steps=2)
+    res_big = run_sweep(system, big, p0, q0)
+    lin_big = linear_sweep(system, big, p0, q0)
+    assert abs(np.degrees(lin_big[1, 1]) / res_big.measure[1] - 1.0) > 0.03
+
+
+def test_warm_start_gives_the_same_curve_with_fewer_evaluations():
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, steps=6, unload=True)
+    warm = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
+    cold = run_sweep(system, protocol, p0, q0, tol_N=1e-9, warm_start=False)
+    np.testing.assert_allclose(warm.measure, cold.measure, atol=1e-6)
+    assert warm.evaluations.sum() < cold.evaluations.sum()
+    # no friction, no damping: unloading retraces loading
+    up = warm.measure[:6]
+    down = warm.measure[5:11][::-1]
+    np.testing.assert_allclose(up, down, atol=1e-6)
+
+
+def test_laxity_and_stiffness_from_curve():
+    loads = np.array([0.0, 50.0, 100.0, -50.0, -100.0])
+    values = loads / 20.0  # 20 N per degree
+    st = curve_stiffness(loads, values)
+    assert st["secant"] == pytest.approx(20.0)
+    assert st["tangent_at_zero"] == pytest.approx(20.0)
+
+
+def test_progress_and_cancel():
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, steps=4)
+    seen = []
+    res = run_sweep(system, protocol, p0, q0, progress=lambda i, n, lo, v: seen.append((i, n, lo, v)))
+    assert [s[0] for s in seen] == list(range(1, len(protocol.loads) + 1))
+    assert seen[-1][3] == pytest.approx(res.measure[-1])
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(SweepCancelled) as info:
+        run_sweep(system, protocol, p0, q0, cancel=cancel)
+    assert info.value.partial.loads.size == 3
+
+
+def test_protocol_rejects_unknown_load_kind():
+    _, _, _, frames = two_condyle_joint()
+    with pytest.raises(ValueError, match="load kind"):
+        LaxityProtocol(0, 1, frames, load_kind="twist")
+
+
+@pytest.mark.parametrize("kind,measure,index", [("anterior_posterior", "anterior_posterior_mm", 4),
+                                                 ("internal_external", "internal_external_deg", 2)])
+def test_other_load_kinds_move_their_own_coordinate(kind, measure, index):
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, max_load=20.0 if kind == "anterior_posterior" else 1.0, steps=3,
+                                  load_kind=kind, measure=measure)
+    res = run_sweep(system, protocol, p0, q0)
+    assert res.laxity > 0
+    main = np.abs(res.coords[-1, index])
+    assert main > 0
