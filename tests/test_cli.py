@@ -1,0 +1,62 @@
+"""The command line end to end, on real project files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jointmodeller.cli import main
+from jointmodeller.persistence import load_project, save_project
+from tests.model.factories import small_project
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_export_import_export_gives_identical_json(tmp_path):
+    src = tmp_path / "a.jmdb"
+    save_project(src, small_project())
+    assert main(["export", str(src), "--json", str(tmp_path / "a.json")]) == 0
+    assert main(["import", str(tmp_path / "a.json"), str(tmp_path / "b.jmdb")]) == 0
+    assert main(["export", str(tmp_path / "b.jmdb"), "--json", str(tmp_path / "b.json")]) == 0
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    assert json.loads((tmp_path / "a.json").read_text())["format"] == "jointmodeller-project"
+
+
+def test_bad_input_is_one_message_and_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "jointmodeller-project", "version": 1, "project": {"masses": [{"name": "a", "mass_kg": -1}]}}')
+    assert main(["import", str(bad), str(tmp_path / "x.jmdb")]) == 2
+    err = capsys.readouterr().err
+    assert "Masses › a › mass_kg: must be positive" in err and "Traceback" not in err
+    assert not (tmp_path / "x.jmdb").exists()
+    assert main(["info", str(tmp_path / "missing.jmdb")]) == 2
+    assert "no such project file" in capsys.readouterr().err
+
+
+def test_import_mesh_adds_a_mass_with_properties(tmp_path, shared_meshes):
+    path = tmp_path / "p.jmdb"
+    save_project(path, small_project(with_mesh=False))
+    assert main(["import-mesh", str(path), str(shared_meshes / "lenhart2015-R-patella-bone.stl"),
+                 "--units", "m", "--name", "patella"]) == 0
+    patella = load_project(path).mass("patella")
+    assert patella.mesh is not None and patella.mesh.n_vertices > 100
+    assert 0.005 < patella.mass_kg < 0.2  # a patella weighs tens of grams
+
+
+def test_demo_then_info_prints_the_five_sections(tmp_path):
+    pytest.importorskip("jointmodeller.app.demo")
+    path = tmp_path / "demo.jmdb"
+    out = subprocess.run([sys.executable, "-m", "jointmodeller", "demo", str(path)], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    info = subprocess.run([sys.executable, "-m", "jointmodeller", "info", str(path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0, info.stderr
+    for section in ("== Project ==", "== Springs", "== Masses", "== Attachments", "== Forces"):
+        assert section in info.stdout
+    project = load_project(path)
+    assert len(project.attachments) >= 4 and any(f.magnitude_N == 100.0 for f in project.forces)
