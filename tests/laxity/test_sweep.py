@@ -10,6 +10,7 @@ from jointmodeller.core.studies.laxity import (
     SweepCancelled,
     curve_stiffness,
     linear_sweep,
+    linear_sweep_assembled,
     load_sequence,
     parse_measure,
     run_sweep,
@@ -86,6 +87,10 @@ def test_linear_model_agrees_with_nonlinear_sweep_at_small_loads():
     lin = linear_sweep(system, protocol, p0, q0)
     moving = res.loads != 0
     np.testing.assert_allclose(np.degrees(lin[moving, 1]), res.measure[moving], rtol=0.02)
+    # the assembled stiffness matrix of core.studies.linear_model gives the same linear curve
+    lin_k = linear_sweep_assembled(system, protocol, p0, q0)
+    np.testing.assert_allclose(np.degrees(lin_k[moving, 1]), res.measure[moving], rtol=0.02)
+    np.testing.assert_allclose(lin_k, lin, rtol=1e-3, atol=1e-9)
     # ... and not at large loads (the ligaments and contact stiffen): the comparison can fail
     big = synthetic_protocol(frames, max_load=100.0, steps=2)
     res_big = run_sweep(system, big, p0, q0)

@@ -477,3 +477,30 @@ def linear_sweep(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.n
 def absolute_coordinates(frames: JointFrames, fixed: int, moving: int, p_G: np.ndarray, R_GB: np.ndarray) -> np.ndarray:
     """JCS (6,) of ``moving`` relative to ``fixed`` for body poses p_G (n, 3), R_GB (n, 3, 3)."""
     return jcs_coordinates(*frames.frames_G(p_G[fixed], R_GB[fixed], p_G[moving], R_GB[moving]))
+
+
+def linear_sweep_assembled(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
+                           loads: np.ndarray | None = None, tol_N: float = 1e-9) -> np.ndarray:
+    """The same linear curve (k, 6) as :func:`linear_sweep`, but from the assembled 6n×6n stiffness
+    matrix of :mod:`jointmodeller.core.studies.linear_model` (seed 004 §3.1), projected on the
+    held-flexion coordinates: K_c = J_cᵀ K J_c with J_c = d(δp_G, δθ_G)/d(β, γ, q). Only for systems
+    whose moving bone is the one free body."""
+    from jointmodeller.core.studies.linear_model import body_dofs, stiffness_and_damping
+
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    if solver.others:
+        raise ValueError("linear_sweep_assembled needs the moving bone to be the only free body")
+    x_ref, _, _, _ = solver.solve(solver.x_initial())
+    kin = solver.kinematics(x_ref)
+    K, _ = stiffness_and_damping(system, kin)
+    dofs = body_dofs(protocol.moving)
+    J_c = solver._moving_jacobian(x_ref)
+    K_c = J_c.T @ K[np.ix_(dofs, dofs)] @ J_c
+    p_ref, R_ref = solver.poses(x_ref)
+    f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
+    arm_G = R_ref[protocol.moving] @ r_B
+    w_unit = np.concatenate([f_dir, t_dir + np.cross(arm_G, f_dir)])
+    dx_unit = np.linalg.solve(K_c, J_c.T @ w_unit)
+    loads = np.asarray(protocol.loads if loads is None else loads, float)
+    c_ref = solver.coords(x_ref)
+    return np.array([solver.coords(x_ref + lo * dx_unit) - c_ref for lo in loads])
