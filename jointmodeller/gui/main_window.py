@@ -1,0 +1,657 @@
+"""The main window: the five input panels (plus contacts and experiments) beside the live 3D
+viewport, the study runner with a time slider, and plots. ``launch`` is what the CLI calls."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from jointmodeller.app.document import Command, DocEvent, Document
+from jointmodeller.model.errors import JointModellerError, ValidationError
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Attachment, Project
+from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
+from jointmodeller.render.scene import CAMERA_PRESETS
+from jointmodeller.gui.mesh_import import MeshImportDialog
+from jointmodeller.gui.plots import PlotPanel
+from jointmodeller.gui.runner import StudyRunner
+from jointmodeller.gui.tables import ProjectForm, SectionPanel
+from jointmodeller.gui.viewport import Viewport
+
+ORG, APP = "JointModeller", "JointModeller"
+AUTOSAVE_MS = 60_000
+MAX_RECENT = 8
+PROJECT_FILTER = "JointModeller projects (*.jmdb);;All files (*)"
+TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", "Attachments"),
+                  ("forces", "Forces"), ("contacts", "Contacts"), ("experiments", "Experiments"))
+
+
+class QtCommand(QUndoCommand):
+    """A document command on Qt's undo stack."""
+
+    def __init__(self, doc: Document, cmd: Command):
+        super().__init__(cmd.text or "Edit")
+        self.doc = doc
+        self.cmd = cmd
+
+    def redo(self) -> None:
+        self.cmd.redo(self.doc)
+
+    def undo(self) -> None:
+        self.cmd.undo(self.doc)
+
+
+def recovery_dir() -> Path:
+    """Per-user folder for autosaves (JOINTMODELLER_RECOVERY_DIR overrides it, e.g. in tests)."""
+    env = os.environ.get("JOINTMODELLER_RECOVERY_DIR")
+    if env:
+        return Path(env)
+    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or str(Path.home() / ".jointmodeller")
+    return Path(base) / "recovery"
+
+
+def available_studies() -> dict[str, object]:
+    """Study name -> the app function that runs it, for the studies whose code is present."""
+    found: dict[str, object] = {}
+    for study, module, func in (("equilibrium", "jointmodeller.app.studies", "run_equilibrium"),
+                                ("dynamics", "jointmodeller.app.studies", "run_dynamics"),
+                                ("laxity", "jointmodeller.app.laxity", "run_laxity")):
+        try:
+            fn = getattr(importlib.import_module(module), func)
+        except (ImportError, AttributeError):
+            continue
+        found[study] = fn
+    return found
+
+
+class RunPanel(QWidget):
+    """Study choice, start / pause / stop, progress, stored runs and the replay slider."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.study = QComboBox(self)
+        self.t_end = QDoubleSpinBox(self)
+        self.t_end.setRange(0.001, 1e4)
+        self.t_end.setDecimals(3)
+        self.t_end.setValue(1.0)
+        self.t_end.setSuffix(" s")
+        self.start = QPushButton("Start", self)
+        self.pause = QPushButton("Pause", self)
+        self.pause.setCheckable(True)
+        self.stop = QPushButton("Stop", self)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p%")
+        self.runs = QComboBox(self)
+        self.slider = QSlider(Qt.Horizontal, self)
+        self.slider.setEnabled(False)
+        self.time_label = QLabel("t = –", self)
+        self.status = QLabel("", self)
+        self.status.setWordWrap(True)
+        top = QHBoxLayout()
+        for w in (QLabel("Study"), self.study, QLabel("End time"), self.t_end, self.start, self.pause, self.stop):
+            top.addWidget(w)
+        top.addWidget(self.progress, 1)
+        bottom = QHBoxLayout()
+        bottom.addWidget(QLabel("Run"))
+        bottom.addWidget(self.runs, 1)
+        bottom.addWidget(self.slider, 3)
+        bottom.addWidget(self.time_label)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addLayout(bottom)
+        lay.addWidget(self.status)
+        self.set_running(False)
+
+    def set_running(self, running: bool) -> None:
+        self.start.setEnabled(not running and self.study.count() > 0)
+        self.pause.setEnabled(running)
+        self.stop.setEnabled(running)
+        if not running:
+            self.pause.setChecked(False)
+
+
+class MainWindow(QMainWindow):
+    """JointModeller's main window over one :class:`Document`."""
+
+    def __init__(self, doc: Document | None = None, *, settings: QSettings | None = None,
+                 confirm: bool = True, autosave_ms: int = AUTOSAVE_MS):
+        super().__init__()
+        self.confirm = confirm
+        self.settings = settings or QSettings(ORG, APP)
+        self.doc = doc or Document(recovery_dir=recovery_dir())
+        if self.doc.recovery_dir is None:
+            self.doc.recovery_dir = recovery_dir()
+        self.undo_stack = QUndoStack(self)
+        self.runner = StudyRunner(self)
+        self.studies = available_studies()
+        self.frames: RunFrames | None = None
+        self.shown_run: RunRecord | None = None
+        self._suppress_sync = False
+        self._unsubscribe = lambda: None
+        self._rebuild_pending = False
+
+        # widgets
+        self.viewport = Viewport(self)
+        self.project_form = ProjectForm(self.doc, self)
+        self.panels: dict[str, SectionPanel] = {}
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.project_form, "Project")
+        for section, label in TABLE_SECTIONS:
+            panel = SectionPanel(self.doc, section, self)
+            panel.rowSelected.connect(self._table_selected)
+            panel.model.message.connect(lambda m: self.statusBar().showMessage(m, 8000) if m else None)
+            self.panels[section] = panel
+            self.tabs.addTab(panel, label)
+        self.run_panel = RunPanel(self)
+        self.plots = PlotPanel(self)
+        bottom = QTabWidget(self)
+        bottom.addTab(self.run_panel, "Run")
+        bottom.addTab(self.plots, "Plots")
+        self.bottom_tabs = bottom
+        right = QSplitter(Qt.Vertical, self)
+        right.addWidget(self.viewport)
+        right.addWidget(bottom)
+        right.setStretchFactor(0, 4)
+        right.setStretchFactor(1, 1)
+        split = QSplitter(Qt.Horizontal, self)
+        split.addWidget(self.tabs)
+        split.addWidget(right)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([560, 840])
+        self.setCentralWidget(split)
+        self.resize(1400, 860)
+        self._make_actions()
+
+        # signals
+        self.viewport.massPicked.connect(self._viewport_picked)
+        self.viewport.attachmentPlaced.connect(self._attachment_placed)
+        self.viewport.attachmentMoved.connect(
+            lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
+        self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
+        self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
+        self.runner.progressed.connect(self._progress)
+        self.runner.sample.connect(self._live_sample)
+        self.runner.finished.connect(self._run_finished)
+        self.runner.failed.connect(self._run_failed)
+        self.runner.runningChanged.connect(self.run_panel.set_running)
+        rp = self.run_panel
+        rp.start.clicked.connect(lambda: self.start_study())
+        rp.pause.toggled.connect(lambda on: self.runner.pause() if on else self.runner.resume())
+        rp.stop.clicked.connect(self.runner.stop)
+        rp.runs.currentIndexChanged.connect(self._run_chosen)
+        rp.slider.valueChanged.connect(self.show_sample)
+        for name in self.studies:
+            rp.study.addItem(name)
+        if not self.studies:
+            rp.status.setText("No study code is installed yet.")
+        rp.set_running(False)
+        self._autosave = QTimer(self)
+        self._autosave.setInterval(autosave_ms)
+        self._autosave.timeout.connect(self.autosave)
+        self._autosave.start()
+        self._rebuild_timer = QTimer(self)
+        self._rebuild_timer.setSingleShot(True)
+        self._rebuild_timer.setInterval(0)
+        self._rebuild_timer.timeout.connect(self._rebuild_scene)
+        self.set_document(self.doc)
+
+    # ------------------------------------------------------------------ actions and menus
+    def _act(self, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.setCheckable(checkable)
+        (a.toggled if checkable else a.triggered).connect(slot)
+        return a
+
+    def _make_actions(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self.act_demo = self._act("New from &demo", lambda: self.open_demo())
+        self.act_open = self._act("&Open…", lambda: self.open_dialog(), QKeySequence.Open)
+        self.act_save = self._act("&Save", lambda: self.save(), QKeySequence.Save)
+        self.act_save_as = self._act("Save &as…", lambda: self.save_as(), QKeySequence.SaveAs)
+        self.act_import = self._act("&Import bone mesh…", lambda: self.import_mesh_dialog())
+        self.act_shot = self._act("Export &screenshot…", lambda: self.screenshot_dialog())
+        self.recent_menu = None
+        for a in (self.act_demo, self.act_open):
+            f.addAction(a)
+        self.recent_menu = f.addMenu("Open &recent")
+        for a in (self.act_save, self.act_save_as, self.act_import, self.act_shot):
+            f.addAction(a)
+        f.addSeparator()
+        f.addAction(self._act("&Quit", self.close, QKeySequence.Quit))
+        e = mb.addMenu("&Edit")
+        self.act_undo = self.undo_stack.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcut(QKeySequence.Undo)
+        self.act_redo = self.undo_stack.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcut(QKeySequence.Redo)
+        e.addAction(self.act_undo)
+        e.addAction(self.act_redo)
+        v = mb.addMenu("&View")
+        for name in CAMERA_PRESETS:
+            v.addAction(self._act(name.capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n)))
+        v.addSeparator()
+        self.act_axes = self._act("Body axes", self.viewport.scene.set_axes_visible, checkable=True)
+        self.act_axes.setChecked(True)
+        v.addAction(self.act_axes)
+        t = mb.addMenu("&Tools")
+        self.act_place = self._act("&Place ligament (two clicks)", self._toggle_place, "Ctrl+L", checkable=True)
+        self.act_drag = self._act("&Move tissue end", self._toggle_drag, "Ctrl+M", checkable=True)
+        t.addAction(self.act_place)
+        t.addAction(self.act_drag)
+        tb = self.addToolBar("Main")
+        tb.setObjectName("main_toolbar")
+        for a in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_import, self.act_place,
+                  self.act_drag):
+            tb.addAction(a)
+        tb.addSeparator()
+        for name in CAMERA_PRESETS:
+            tb.addAction(self._act(name[:3].capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n)))
+        tb.addAction(self.act_shot)
+        self._refresh_recent()
+
+    def _toggle_place(self, on: bool) -> None:
+        if on and self.act_drag.isChecked():
+            self.act_drag.setChecked(False)
+        self.viewport.set_mode("place" if on else "select")
+
+    def _toggle_drag(self, on: bool) -> None:
+        if on and self.act_place.isChecked():
+            self.act_place.setChecked(False)
+        self.viewport.set_mode("drag" if on else "select")
+
+    # ------------------------------------------------------------------ document
+    def set_document(self, doc: Document) -> None:
+        """Show another document (after open, demo or recovery)."""
+        self._unsubscribe()
+        self.doc = doc
+        if doc.recovery_dir is None:
+            doc.recovery_dir = recovery_dir()
+        self.undo_stack.clear()
+        doc.set_undo_sink(lambda cmd: self.undo_stack.push(QtCommand(doc, cmd)))
+        self._unsubscribe = doc.subscribe(self._doc_event)
+        self.project_form.set_document(doc)
+        for p in self.panels.values():
+            p.set_document(doc)
+        self.frames = None
+        self.shown_run = None
+        self.plots.show_run(None)
+        self.viewport.project = None
+        self.viewport.show_project(doc.project, reset_camera=True)
+        self._refresh_runs()
+        self._update_title()
+
+    def _doc_event(self, ev: DocEvent) -> None:
+        if ev.kind in ("dirty", "path"):
+            self._update_title()
+            return
+        if ev.kind == "runs":
+            self._refresh_runs(select_last=True)
+            return
+        if not self._rebuild_pending:
+            self._rebuild_pending = True
+            self._rebuild_timer.start()
+
+    def _rebuild_scene(self) -> None:
+        """Redraw the scene for a changed project (coalesced: once per event-loop turn)."""
+        self._rebuild_pending = False
+        self.viewport.show_project(self.doc.project)
+        sel = self.viewport.scene.selected
+        if sel is not None:
+            self.viewport.scene.select(*sel)
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.doc.display_name}[*] — JointModeller")
+        self.setWindowModified(self.doc.dirty)
+
+    def open_project(self, path: str | os.PathLike) -> bool:
+        try:
+            doc = Document.open(path, recovery_dir=recovery_dir())
+        except (JointModellerError, OSError, ValueError) as exc:
+            self._error("Cannot open the project", str(exc))
+            return False
+        self.set_document(doc)
+        self._add_recent(str(Path(path).resolve()))
+        return True
+
+    def open_demo(self) -> None:
+        try:
+            from jointmodeller.app.demo import build_demo_project
+        except ImportError as exc:
+            self._error("The demo is not available", str(exc))
+            return
+        self.set_document(Document(build_demo_project(), None, recovery_dir=recovery_dir()))
+
+    def open_dialog(self) -> None:
+        if not self._maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", "", PROJECT_FILTER)
+        if path:
+            self.open_project(path)
+
+    def save(self) -> bool:
+        if self.doc.path is None:
+            return self.save_as()
+        return self._save_to(None)
+
+    def save_as(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save project as", "", PROJECT_FILTER)
+            if not path:
+                return False
+            if not path.endswith(".jmdb"):
+                path += ".jmdb"
+        return self._save_to(path)
+
+    def _save_to(self, path: str | None) -> bool:
+        try:
+            target = self.doc.save(path)
+        except ValidationError as exc:
+            self._error("Not saved: the project has problems", str(exc))
+            return False
+        except (JointModellerError, OSError) as exc:
+            self._error("Not saved", str(exc))
+            return False
+        self.undo_stack.setClean()
+        self._add_recent(str(target.resolve()))
+        self.statusBar().showMessage(f"Saved {target}", 5000)
+        self._update_title()
+        return True
+
+    def autosave(self) -> Path | None:
+        try:
+            return self.doc.autosave()
+        except (OSError, ValueError) as exc:  # a full disk must not take the session down
+            self.statusBar().showMessage(f"Autosave failed: {exc}", 8000)
+            return None
+
+    def offer_recovery(self, ask: bool = True) -> bool:
+        """Reopen the newest recovery file left by a crashed session (asks first when ``ask``)."""
+        found = Document.find_recoveries(recovery_dir())
+        if not found:
+            return False
+        rec = found[0]
+        if ask:
+            name = rec.original_path or rec.title or "an unsaved project"
+            answer = QMessageBox.question(self, "Recover unsaved work?",
+                                          f"JointModeller did not close cleanly. Recover the unsaved changes "
+                                          f"to {name} from {time.ctime(rec.saved_at)}?")
+            if answer != QMessageBox.Yes:
+                rec.file.unlink(missing_ok=True)
+                return False
+        try:
+            doc = Document.recover(rec.file)
+        except (JointModellerError, OSError, ValueError) as exc:
+            self._error("Cannot recover", str(exc))
+            return False
+        self.set_document(doc)
+        self.statusBar().showMessage("Recovered unsaved changes; save them to keep them.", 10000)
+        return True
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent_files", [path] + recent[: MAX_RECENT - 1])
+        self._refresh_recent()
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _refresh_recent(self) -> None:
+        if self.recent_menu is None:
+            return
+        self.recent_menu.clear()
+        for p in self.recent_files():
+            self.recent_menu.addAction(p, lambda p=p: self._maybe_save() and self.open_project(p))
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    def _maybe_save(self) -> bool:
+        if not self.doc.dirty or not self.confirm:
+            return True
+        answer = QMessageBox.question(self, "Unsaved changes", "Save the changes first?",
+                                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
+        if answer == QMessageBox.Save:
+            return self.save()
+        return answer == QMessageBox.Discard
+
+    def closeEvent(self, event) -> None:
+        if not self._maybe_save():
+            event.ignore()
+            return
+        if self.runner.running:
+            self.runner.stop()
+            self.runner.wait(10000)
+        self._autosave.stop()
+        if self.confirm or not self.doc.dirty:
+            self.doc.discard_recovery()
+        self._unsubscribe()
+        self.viewport.close()
+        event.accept()
+
+    def _error(self, title: str, text: str) -> None:
+        self.statusBar().showMessage(f"{title}: {text.splitlines()[0] if text else ''}", 10000)
+        if self.confirm:
+            QMessageBox.warning(self, title, text)
+
+    # ------------------------------------------------------------------ mesh import and placement
+    def import_mesh_dialog(self) -> None:
+        dlg = MeshImportDialog([m.name for m in self.doc.project.masses], self)
+        if dlg.exec() and dlg.mass() is not None:
+            self.add_mass(dlg.mass())
+
+    def import_mesh(self, path: str | os.PathLike, units: str = "mm", name: str | None = None,
+                    density_kg_m3: float | None = None, fixed: bool = False) -> int:
+        """Import a mesh file as a new mass row with computed properties; returns the row index."""
+        dlg = MeshImportDialog([m.name for m in self.doc.project.masses], self, preview_3d=False)
+        try:
+            if name:
+                dlg.name_edit.setText(name)
+            if density_kg_m3:
+                dlg.density.setValue(density_kg_m3)
+            dlg.fixed.setChecked(fixed)
+            dlg.set_file(str(path), units)
+            mass = dlg.mass()
+            if mass is None:
+                raise ValueError(dlg.info.text())
+        finally:
+            dlg.deleteLater()
+        return self.add_mass(mass)
+
+    def add_mass(self, mass) -> int:
+        i = self.doc.add_row("masses", mass)
+        self.tabs.setCurrentWidget(self.panels["masses"])
+        self.panels["masses"].select_row(i)
+        self.viewport.scene.select("masses", i, render=False)
+        return i
+
+    def _attachment_placed(self, att: Attachment) -> None:
+        i = self.doc.add_row("attachments", att)
+        self.tabs.setCurrentWidget(self.panels["attachments"])
+        self.panels["attachments"].select_row(i)
+        self._select("attachments", i)
+        self.statusBar().showMessage(
+            f"Added {att.name}: {att.body_a} → {att.body_b}, unloaded length "
+            f"{att.initial_length_m * 1000:.1f} mm (editable in the table).", 8000)
+
+    # ------------------------------------------------------------------ selection sync
+    def _table_selected(self, section: str, row: int) -> None:
+        if self._suppress_sync:
+            return
+        self._select(section, row)
+
+    def _select(self, section: str, row: int) -> None:
+        if section in ("masses", "attachments"):
+            self.viewport.scene.select(section, row)
+        else:
+            self.viewport.scene.select(None, None)
+        self.viewport.selected_attachment = row if section == "attachments" else None
+
+    def _viewport_picked(self, mass: str) -> None:
+        try:
+            i = self.doc.project.mass_index(mass)
+        except KeyError:
+            return
+        self._suppress_sync = True
+        try:
+            self.tabs.setCurrentWidget(self.panels["masses"])
+            self.panels["masses"].select_row(i)
+        finally:
+            self._suppress_sync = False
+        self._select("masses", i)
+
+    # ------------------------------------------------------------------ studies
+    def study_function(self, study: str, t_end: float | None = None):
+        """``fn(progress, cancel) -> RunRecord`` running ``study`` on a snapshot of the project."""
+        fn = self.studies[study]
+        project: Project = self.doc.project
+        if study == "dynamics":
+            t = float(t_end if t_end is not None else self.run_panel.t_end.value())
+            return lambda progress, cancel: fn(project, t_end=t, report_dt=min(t / 200.0, 0.01),
+                                               progress=progress, cancel=cancel)
+        return lambda progress, cancel: fn(project, progress=progress, cancel=cancel)
+
+    def start_study(self, study: str | None = None, fn=None) -> bool:
+        """Start a study (the chosen one, or ``fn(progress, cancel)``) off the GUI thread."""
+        if self.runner.running:
+            return False
+        if fn is None:
+            study = study or self.run_panel.study.currentText()
+            if study not in self.studies:
+                self.run_panel.status.setText(f"The {study or 'chosen'} study is not available.")
+                return False
+            problems = self.doc.problems()
+            if problems:
+                self.run_panel.status.setText(f"Fix the marked problems first ({len(problems)}): {problems[0]}")
+                return False
+            fn = self.study_function(study)
+        self.run_panel.progress.setValue(0)
+        self.run_panel.status.setText(f"Running {study or 'study'}…")
+        self._live_project = self.doc.project
+        self.runner.start(fn)
+        return True
+
+    def _progress(self, fraction: float) -> None:
+        self.run_panel.progress.setValue(int(round(1000 * min(max(fraction, 0.0), 1.0))))
+
+    def _live_sample(self, sample) -> None:
+        frame = frame_from_sample(self._live_project, sample)
+        if frame is not None:
+            self.viewport.show_frame(frame)
+            if frame.time is not None:
+                self.run_panel.time_label.setText(f"t = {frame.time:.3f} s")
+
+    def _run_finished(self, run) -> None:
+        if not isinstance(run, RunRecord):
+            self.run_panel.status.setText("The study returned no run record.")
+            return
+        if run.status == "completed":
+            self.run_panel.progress.setValue(1000)
+        self.doc.add_run(run)
+        self.run_panel.status.setText(f"{run.study}: {run.status}. {run.message}".strip())
+
+    def _run_failed(self, message: str) -> None:
+        self.run_panel.status.setText(f"The study failed: {message.splitlines()[0]}")
+
+    def _refresh_runs(self, select_last: bool = False) -> None:
+        box = self.run_panel.runs
+        box.blockSignals(True)
+        box.clear()
+        for r in self.doc.list_runs():
+            box.addItem(f"#{r.id} {r.study} ({r.status}) {r.created}", r.id)
+        box.blockSignals(False)
+        if select_last and box.count():
+            box.setCurrentIndex(box.count() - 1)
+            self._run_chosen(box.count() - 1)
+
+    def _run_chosen(self, index: int) -> None:
+        rid = self.run_panel.runs.itemData(index)
+        if rid is None:
+            return
+        self.show_run(self.doc.load_run(rid))
+
+    def show_run(self, run: RunRecord) -> None:
+        """Replay a stored run: plots and the time slider over its samples."""
+        self.shown_run = run
+        self.plots.show_run(run)
+        self.frames = frames_from_run(self.doc.project, run)
+        s = self.run_panel.slider
+        s.blockSignals(True)
+        if self.frames is not None and len(self.frames) > 0:
+            forces = self.frames.tissue_force_N
+            if forces is not None and np.isfinite(forces).any():
+                self.viewport.scene.force_scale_N = max(float(np.nanmax(forces)), 1.0)
+            s.setRange(0, len(self.frames) - 1)
+            s.setEnabled(True)
+            s.setValue(len(self.frames) - 1)
+            s.blockSignals(False)
+            self.show_sample(len(self.frames) - 1)
+        else:
+            s.setEnabled(False)
+            s.blockSignals(False)
+
+    def show_sample(self, i: int) -> None:
+        if self.frames is None:
+            return
+        frame = self.frames.frame(i)
+        self.viewport.show_frame(frame, now=True)
+        self.plots.set_time(frame.time or 0.0)
+        self.run_panel.time_label.setText(f"t = {frame.time:.3f} s")
+
+    # ------------------------------------------------------------------ screenshots
+    def screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export screenshot", "view.png", "PNG images (*.png)")
+        if path:
+            self.viewport.screenshot(path)
+
+    def grab_window(self, path: str | os.PathLike) -> bool:
+        """Save a picture of the whole main window (panels and the 3D view)."""
+        self.viewport.plotter.render()
+        QApplication.processEvents()
+        return self.grab().save(str(path))
+
+
+def launch(project_path: str | None = None, argv: list[str] | None = None) -> int:
+    """Open the main window with a project (or the demo when None) and run the event loop."""
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    app.setOrganizationName(ORG)
+    app.setApplicationName(APP)
+    win = MainWindow()
+    if project_path is not None:
+        if not win.open_project(project_path):
+            return 1
+    elif not win.offer_recovery(ask=True):
+        win.open_demo()
+    win.show()
+    return int(app.exec())
+
+
+__all__ = ["MainWindow", "QtCommand", "RunPanel", "available_studies", "launch", "recovery_dir"]

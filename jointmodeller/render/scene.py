@@ -1,0 +1,310 @@
+"""The 3D scene of a project (pyvista, no Qt): bones, body axes, tissues coloured by tension, load
+arrows and contact patches coloured by pressure.
+
+Meshes are uploaded once per :meth:`JointScene.build`; a pose update (:meth:`JointScene.set_frame`)
+only sets actor transforms and moves the few tissue path points, so live runs redraw cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyvista as pv
+
+from jointmodeller.app.picking import Pose, project_poses, to_global
+from jointmodeller.model.specs import GROUND, Project
+
+BACKGROUND = "#1e2430"
+SELECTED = "#3fa9f5"
+TENSION_HOT = np.array([0.85, 0.10, 0.10])
+AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
+ARROW_COLOUR = "#40d0d0"
+TISSUE_WIDTH = 5.0
+
+CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    "posterior": ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)),
+    "lateral": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+    "medial": ((-1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+    "superior": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
+    "oblique": ((0.75, 0.55, 0.35), (0.0, 0.0, 1.0)),
+}
+"""Preset -> (direction from the focal point to the camera in G, view-up in G). Convention of the
+global frame: x lateral, y anterior, z superior (a right limb in anatomical position)."""
+
+
+def hex_rgb(colour: str) -> np.ndarray:
+    """'#rrggbb' -> (3,) floats in [0, 1]."""
+    c = colour.lstrip("#")
+    return np.array([int(c[i:i + 2], 16) / 255.0 for i in (0, 2, 4)])
+
+
+def pose_matrix(pose: Pose) -> np.ndarray:
+    """(4, 4) homogeneous transform of a pose (R_GL, t_G)."""
+    R, t = pose
+    M = np.eye(4)
+    M[:3, :3] = R
+    M[:3, 3] = t
+    return M
+
+
+def tension_colours(base_rgb: np.ndarray, force_N: np.ndarray | None, scale_N: float) -> np.ndarray:
+    """Per-tissue colours (m, 3): the spring's colour at zero force, blending to red at ``scale_N``.
+
+    base_rgb (m, 3); force_N (m,) or None (no run yet: the spring colours)."""
+    if force_N is None:
+        return base_rgb
+    f = np.clip(np.nan_to_num(np.asarray(force_N, float)) / max(scale_N, 1e-12), 0.0, 1.0)[:, None]
+    return (1.0 - f) * base_rgb + f * TENSION_HOT
+
+
+@dataclass
+class SceneFrame:
+    """One moment to show: poses per mass name, tissue forces (m,) [N] in attachment order, optional
+    wrapped paths (one (k_i, 3) array per tissue, in G), contact points (c, 3) in G with pressures (c,)."""
+
+    poses: dict[str, Pose] = field(default_factory=dict)
+    tissue_force_N: np.ndarray | None = None
+    tissue_paths_G: list[np.ndarray] | None = None
+    contact_points_G: np.ndarray | None = None
+    contact_pressure_Pa: np.ndarray | None = None
+    time: float | None = None
+
+
+class JointScene:
+    """The actors of one project in one pyvista plotter (a Plotter or a pyvistaqt QtInteractor)."""
+
+    def __init__(self, plotter: pv.Plotter):
+        self.plotter = plotter
+        self.project: Project | None = None
+        self.mass_actors: dict[str, object] = {}
+        self.axes_actors: dict[str, object] = {}
+        self.arrow_actors: list[tuple[str, object, np.ndarray]] = []
+        self.tissue_actor = None
+        self.tissue_poly: pv.PolyData | None = None
+        self.contact_actor = None
+        self.selected: tuple[str, int] | None = None
+        self.force_scale_N = 50.0
+        self.show_axes = True
+        self._tissue_rgb = np.zeros((0, 3))
+        self._tissue_force: np.ndarray | None = None
+        self._frame = SceneFrame()
+        self._point_body: np.ndarray = np.zeros(0, int)
+        self._point_L = np.zeros((0, 3))
+        self._body_names: list[str] = []
+        plotter.set_background(BACKGROUND)
+
+    # ------------------------------------------------------------------ build (meshes uploaded here)
+    def build(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
+        """Rebuild every actor from the project (meshes are uploaded to VTK once per build)."""
+        p = self.plotter
+        for actor in list(self.mass_actors.values()) + list(self.axes_actors.values()) + [
+                a for _, a, _ in self.arrow_actors] + [self.tissue_actor, self.contact_actor]:
+            if actor is not None:
+                p.remove_actor(actor, render=False)
+        self.mass_actors.clear()
+        self.axes_actors.clear()
+        self.arrow_actors = []
+        self.tissue_actor = self.contact_actor = None
+        self.project = project
+        for m in project.masses:
+            if m.mesh is None:
+                continue
+            faces = np.hstack([np.full((m.mesh.n_faces, 1), 3), m.mesh.faces]).ravel()
+            poly = pv.PolyData(np.array(m.mesh.vertices_L), faces)
+            actor = p.add_mesh(poly, color=m.colour, smooth_shading=True, specular=0.2, name=f"mass:{m.name}",
+                               pickable=True, render=False)
+            self.mass_actors[m.name] = actor
+            size = float(np.ptp(m.mesh.vertices_L, axis=0).max()) * 0.25
+            axes = self._axes_poly(np.asarray(m.com_L, float), size)
+            self.axes_actors[m.name] = p.add_mesh(axes, scalars="rgb", rgb=True, line_width=3,
+                                                  name=f"axes:{m.name}", pickable=False, render=False)
+            self.axes_actors[m.name].SetVisibility(self.show_axes)
+        self._build_tissues(project)
+        self._build_arrows(project)
+        self.set_frame(frame or SceneFrame(), render=False)
+        if reset_camera:
+            self.camera_preset("oblique", render=False)
+        self._restyle_selection()
+
+    @staticmethod
+    def _axes_poly(origin: np.ndarray, size: float) -> pv.PolyData:
+        pts = np.vstack([origin, origin + [size, 0, 0], origin + [0, size, 0], origin + [0, 0, size]])
+        lines = np.array([2, 0, 1, 2, 0, 2, 2, 0, 3])
+        poly = pv.PolyData(pts, lines=lines)
+        poly.cell_data["rgb"] = np.array([hex_rgb(c) for c in AXIS_COLOURS])
+        return poly
+
+    def _build_tissues(self, project: Project) -> None:
+        names = [GROUND] + [m.name for m in project.masses]
+        self._body_names = names
+        index = {n: i for i, n in enumerate(names)}
+        body, pts, lines, rgb = [], [], [], []
+        for att in project.attachments:
+            chain = [(att.body_a, att.point_a_L)] + [(v.body, v.point_L) for v in att.via_points] + [
+                (att.body_b, att.point_b_L)]
+            chain = [(b, x) for b, x in chain if b in index]
+            start = len(pts)
+            for b, x in chain:
+                body.append(index[b])
+                pts.append(x)
+            lines.append([len(chain)] + list(range(start, start + len(chain))))
+            try:
+                rgb.append(hex_rgb(project.spring(att.spring).colour))
+            except (KeyError, ValueError, IndexError):
+                rgb.append(hex_rgb("#d4a017"))
+        self._point_body = np.asarray(body, int)
+        self._point_L = np.asarray(pts, float).reshape(-1, 3)
+        self._tissue_rgb = np.asarray(rgb, float).reshape(-1, 3)
+        self._tissue_force = None
+        if not lines:
+            self.tissue_poly = None
+            return
+        poly = pv.PolyData(self._point_L.copy(), lines=np.concatenate([np.asarray(x) for x in lines]))
+        poly.cell_data["rgb"] = self._tissue_rgb.copy()
+        self.tissue_poly = poly
+        self.tissue_actor = self.plotter.add_mesh(poly, scalars="rgb", rgb=True, line_width=TISSUE_WIDTH,
+                                                  render_lines_as_tubes=True, name="tissues", pickable=False,
+                                                  render=False)
+
+    def _build_arrows(self, project: Project) -> None:
+        for f in project.forces:
+            if f.body not in self.mass_actors or not np.any(f.direction_G):
+                continue
+            length = 0.03 * np.sign(f.magnitude_N or 1.0)
+            d = np.asarray(f.direction_G, float) / np.linalg.norm(f.direction_G)
+            arrow = pv.Arrow(start=-d * length, direction=d * length, scale=abs(length), tip_length=0.3,
+                             tip_radius=0.08, shaft_radius=0.03)
+            actor = self.plotter.add_mesh(arrow, color=ARROW_COLOUR, name=f"force:{f.name}", pickable=False,
+                                          render=False)
+            self.arrow_actors.append((f.body, actor, np.asarray(f.point_L, float)))
+
+    # ------------------------------------------------------------------ per-frame updates (cheap)
+    def set_frame(self, frame: SceneFrame, render: bool = True) -> None:
+        """Show one moment: actor transforms, tissue points and colours; no mesh is rebuilt."""
+        if self.project is None:
+            return
+        self._frame = frame
+        poses = project_poses(self.project, frame.poses)
+        for name, actor in self.mass_actors.items():
+            M = pose_matrix(poses[name])
+            actor.user_matrix = M
+            self.axes_actors[name].user_matrix = M
+        for body, actor, point_L in self.arrow_actors:
+            M = np.eye(4)
+            M[:3, 3] = to_global(poses[body], point_L)
+            actor.user_matrix = M
+        self._update_tissues(poses, frame)
+        self._update_contacts(frame)
+        if render:
+            self.plotter.render()
+
+    def _update_tissues(self, poses: dict[str, Pose], frame: SceneFrame) -> None:
+        if self.tissue_poly is None:
+            return
+        if frame.tissue_paths_G is not None and len(frame.tissue_paths_G) == len(self._tissue_rgb):
+            pts = np.vstack(frame.tissue_paths_G)
+            counts = [len(x) for x in frame.tissue_paths_G]
+            offs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            lines = np.concatenate([np.r_[c, np.arange(o, o + c)] for c, o in zip(counts, offs)])
+            if pts.shape[0] != self.tissue_poly.n_points:
+                self.tissue_poly.points = pts
+                self.tissue_poly.lines = lines
+            else:
+                self.tissue_poly.points = pts
+        else:
+            R = np.stack([poses[n][0] for n in self._body_names])
+            t = np.stack([poses[n][1] for n in self._body_names])
+            pts = np.einsum("pij,pj->pi", R[self._point_body], self._point_L) + t[self._point_body]
+            self.tissue_poly.points = pts
+        force = frame.tissue_force_N
+        if force is not None and len(force) != len(self._tissue_rgb):
+            force = None
+        self._tissue_force = force
+        self._recolour_tissues()
+
+    def _recolour_tissues(self) -> None:
+        if self.tissue_poly is None:
+            return
+        rgb = tension_colours(self._tissue_rgb, self._tissue_force, self.force_scale_N).copy()
+        if self.selected and self.selected[0] == "attachments" and self.selected[1] < len(rgb):
+            rgb[self.selected[1]] = hex_rgb(SELECTED)
+        self.tissue_poly.cell_data["rgb"] = rgb
+
+    def _update_contacts(self, frame: SceneFrame) -> None:
+        pts = frame.contact_points_G
+        if self.contact_actor is not None:
+            self.plotter.remove_actor(self.contact_actor, render=False)
+            self.contact_actor = None
+        if pts is None or len(pts) == 0:
+            return
+        cloud = pv.PolyData(np.asarray(pts, float))
+        pressure = frame.contact_pressure_Pa if frame.contact_pressure_Pa is not None else np.zeros(len(pts))
+        cloud.point_data["pressure [MPa]"] = np.asarray(pressure, float) * 1e-6
+        self.contact_actor = self.plotter.add_mesh(cloud, scalars="pressure [MPa]", cmap="inferno",
+                                                   point_size=8, render_points_as_spheres=True,
+                                                   name="contact", pickable=False, show_scalar_bar=False,
+                                                   render=False)
+
+    # ------------------------------------------------------------------ selection, picking, camera
+    def select(self, section: str | None, index: int | None, render: bool = True) -> None:
+        """Highlight a mass or an attachment (None clears)."""
+        self.selected = None if section is None or index is None else (section, index)
+        self._restyle_selection()
+        if render:
+            self.plotter.render()
+
+    def _restyle_selection(self) -> None:
+        if self.project is None:
+            return
+        sel_mass = None
+        if self.selected and self.selected[0] == "masses" and self.selected[1] < len(self.project.masses):
+            sel_mass = self.project.masses[self.selected[1]].name
+        for m in self.project.masses:
+            actor = self.mass_actors.get(m.name)
+            if actor is not None:
+                actor.prop.color = SELECTED if m.name == sel_mass else m.colour
+        self._recolour_tissues()
+
+    def mass_of_actor(self, actor: object) -> str | None:
+        for name, a in self.mass_actors.items():
+            if a is actor:
+                return name
+        return None
+
+    def set_axes_visible(self, visible: bool) -> None:
+        self.show_axes = visible
+        for a in self.axes_actors.values():
+            a.SetVisibility(visible)
+        self.plotter.render()
+
+    def camera_preset(self, name: str, render: bool = True) -> None:
+        """Look at the model from an anatomical direction (see :data:`CAMERA_PRESETS`)."""
+        direction, up = CAMERA_PRESETS[name]
+        bounds = self.bounds()
+        centre = np.array([(bounds[0] + bounds[1]) / 2, (bounds[2] + bounds[3]) / 2, (bounds[4] + bounds[5]) / 2])
+        size = max(bounds[1] - bounds[0], bounds[3] - bounds[2], bounds[5] - bounds[4], 1e-3)
+        cam = self.plotter.camera
+        cam.focal_point = tuple(centre)
+        cam.position = tuple(centre + np.asarray(direction) * size * 2.5)
+        cam.up = up
+        self.plotter.renderer.ResetCamera(bounds)
+        if render:
+            self.plotter.render()
+
+    def bounds(self) -> tuple[float, ...]:
+        """World bounds of the bones at the current pose (xmin, xmax, ymin, ymax, zmin, zmax)."""
+        bs = [a.GetBounds() for a in self.mass_actors.values()]
+        if not bs:
+            return (-0.05, 0.05, -0.05, 0.05, -0.05, 0.05)
+        b = np.array(bs)
+        return (b[:, 0].min(), b[:, 1].max(), b[:, 2].min(), b[:, 3].max(), b[:, 4].min(), b[:, 5].max())
+
+    @property
+    def frame(self) -> SceneFrame:
+        return self._frame
+
+
+__all__ = ["BACKGROUND", "CAMERA_PRESETS", "JointScene", "SceneFrame", "hex_rgb", "pose_matrix",
+           "tension_colours"]
