@@ -1,0 +1,795 @@
+"""Read an OpenSim 4 model (.osim) into a project: bodies, meshes, joints, coordinates, constraints,
+muscles, ligaments and wrap objects, plus an ImportReport of everything left out or approximated.
+
+``load_osim(path, search_paths)`` returns ``(Project, ImportReport)``. Frames: a mass's L frame is
+the OpenSim body frame (meshes, path points and wrap objects keep their OpenSim coordinates).
+Every Euler angle this importer writes (joint frames, wrap-object frames) is OpenSim's body-fixed
+X-Y-Z sequence (intrinsic "XYZ"), in degrees; masses' initial poses use euler_sequence "XYZ".
+Nothing in the file is evaluated; malformed input raises OsimError naming file and line.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from jointmodeller.io.osim_functions import (
+    UnsupportedFunction,
+    eval_function_spec,
+    find_function,
+    parse_function,
+)
+from jointmodeller.io.osim_report import CoordinateInfo, ImportReport, PathWrapInfo
+from jointmodeller.io.osim_xml import Doc, OsimError, read_osim_xml
+from jointmodeller.model.mesh import MeshData
+from jointmodeller.model.specs import (
+    GROUND,
+    Attachment,
+    ConstraintSpec,
+    Frame,
+    FunctionSpec,
+    JointSpec,
+    Mass,
+    Project,
+    ProjectInfo,
+    SpringType,
+    ViaPoint,
+    WrapObject,
+)
+
+__all__ = ["load_osim", "OsimError", "ImportReport", "EULER", "frame_matrix", "CUSTOM_AXIS_KEYS"]
+
+EULER = "XYZ"
+"""Euler sequence (scipy notation: intrinsic X-Y-Z = OpenSim body-fixed XYZ) of imported frames."""
+CUSTOM_AXIS_KEYS = tuple(f"{kind}{i}_{c}" for kind in ("rotation", "translation") for i in (1, 2, 3)
+                         for c in "xyz")
+"""JointSpec.parameters keys holding a custom mobilizer's axes (in F): rotation1_x ... translation3_z."""
+MIN_MASS_KG = 1e-6
+JOINT_TYPES = {
+    "WeldJoint": "weld", "PinJoint": "pin", "SliderJoint": "slider", "UniversalJoint": "universal",
+    "BallJoint": "ball", "GimbalJoint": "ball", "EllipsoidJoint": "ellipsoid", "FreeJoint": "free",
+    "PlanarJoint": "planar", "CustomJoint": "custom",
+}
+MESH_DIRS = ("", "Geometry", "geometry")
+PASSIVE_STRAIN_MAX = 0.6
+
+
+def frame_matrix(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """(R (3, 3), p (3,)) of an imported Frame: rotation from its Euler angles (EULER), origin."""
+    return Rotation.from_euler(EULER, np.radians(frame.euler_deg)).as_matrix(), np.asarray(frame.origin_L, float)
+
+
+def _frame_from(R: np.ndarray, p: np.ndarray) -> Frame:
+    e = Rotation.from_matrix(R).as_euler(EULER, degrees=True)
+    return Frame(tuple(float(v) for v in p), tuple(float(v) for v in e))
+
+
+def _xyz_rotation(angles: Sequence[float]) -> np.ndarray:
+    return Rotation.from_euler(EULER, angles).as_matrix()
+
+
+# --------------------------------------------------------------------------------------------------
+# Frames
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _FrameDef:
+    """A frame fixed on a body: body name (GROUND for ground), R, p of the frame in the body frame."""
+
+    body: str
+    R: np.ndarray = field(default_factory=lambda: np.eye(3))
+    p: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+class _Frames:
+    """Resolves OpenSim frame paths (/ground, /bodyset/B, offset frames by path or local name)."""
+
+    def __init__(self, doc: Doc, bodies: set[str]):
+        self.doc = doc
+        self.bodies = bodies
+        self.offsets: dict[str, tuple[ET.Element, str]] = {}  # key -> (element, owner path)
+
+    def add_offset(self, key: str, el: ET.Element) -> None:
+        self.offsets[key] = (el, key.rsplit("/", 1)[0])
+
+    def resolve(self, path: str, local: dict[str, ET.Element] | None = None, depth: int = 0) -> _FrameDef:
+        if depth > 20:
+            raise OsimError(f"{self.doc.path}: frame {path!r} refers to itself")
+        raw = (path or "").strip()
+        name = raw.rstrip("/").split("/")[-1] if raw else ""
+        parts = [p for p in raw.split("/") if p not in ("", "..", ".")]
+        if local and name in local and (len(parts) <= 1):
+            return self._offset(local[name], local, depth)
+        if raw in self.offsets:
+            return self._offset(self.offsets[raw][0], local, depth)
+        if parts in (["ground"],) or raw in ("ground", "/ground"):
+            return _FrameDef(GROUND)
+        if len(parts) >= 2 and parts[-2] == "bodyset" and parts[-1] in self.bodies:
+            return _FrameDef(parts[-1])
+        if len(parts) == 1 and parts[0] in self.bodies:
+            return _FrameDef(parts[0])
+        for key, (el, _) in self.offsets.items():
+            if key.endswith("/" + "/".join(parts)) and parts:
+                return self._offset(el, local, depth)
+        if local and name in local:
+            return self._offset(local[name], local, depth)
+        raise OsimError(f"{self.doc.path}: cannot find the frame {raw!r}")
+
+    def _offset(self, el: ET.Element, local, depth) -> _FrameDef:
+        parent = self.doc.text(el, "socket_parent") or self.doc.text(el, "socket_parent_frame") or ""
+        base = self.resolve(parent, local, depth + 1)
+        t = np.asarray(self.doc.floats(el, "translation", 3, (0.0, 0.0, 0.0)))
+        R = _xyz_rotation(self.doc.floats(el, "orientation", 3, (0.0, 0.0, 0.0)))
+        return _FrameDef(base.body, base.R @ R, base.p + base.R @ t)
+
+
+# --------------------------------------------------------------------------------------------------
+# Meshes
+# --------------------------------------------------------------------------------------------------
+def find_mesh_file(name: str, model_dir: Path, search_paths: Sequence[Path]) -> Path | None:
+    """The first existing file for mesh ``name``: beside the model, in its Geometry folder, or on a
+    search path (and its Geometry folder)."""
+    rel = Path(name.replace("\\", "/"))
+    for base in (model_dir, *search_paths):
+        for sub in MESH_DIRS:
+            cand = Path(base) / sub / rel
+            if cand.is_file():
+                return cand
+            cand = Path(base) / sub / rel.name
+            if cand.is_file():
+                return cand
+    return None
+
+
+def _merge_meshes(parts: list[tuple[np.ndarray, np.ndarray]], source: str, warnings: list[str]) -> MeshData:
+    verts, faces, off = [], [], 0
+    for v, f in parts:
+        verts.append(v)
+        faces.append(f + off)
+        off += len(v)
+    return MeshData(np.concatenate(verts), np.concatenate(faces), source=source, warnings=tuple(warnings))
+
+
+# --------------------------------------------------------------------------------------------------
+# The reader
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Joint:
+    name: str
+    tag: str
+    parent: _FrameDef
+    child: _FrameDef
+    coords: list[tuple[str, float]]
+    spec: JointSpec | None = None
+    pose: Callable[[dict[str, float]], tuple[np.ndarray, np.ndarray]] | None = None  # q -> R_FM, p_FM
+
+
+class _Reader:
+    def __init__(self, path: Path, search_paths: Sequence[str | Path], read_mesh, load_meshes: bool):
+        self.doc = read_osim_xml(path)
+        self.path = Path(path)
+        self.search = [Path(p) for p in search_paths]
+        self.read_mesh = read_mesh
+        self.load_meshes = load_meshes
+        model = self.doc.root.find("Model")
+        if model is None:
+            raise OsimError(f"{self.path}, line {self.doc.line(self.doc.root)}: no <Model> in the document")
+        self.model = model
+        self.report = ImportReport(str(self.path), model.get("name", self.path.stem))
+        self.coord_values: dict[str, float] = {}
+        self.coord_joint: dict[str, str] = {}
+        self.wrap_names: dict[tuple[str, str], str] = {}
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def objects(self, set_tag: str) -> list[ET.Element]:
+        s = self.model.find(set_tag)
+        if s is None:
+            return []
+        objs = s.find("objects")
+        return list(objs) if objs is not None else []
+
+    def count(self, kind: str, n: int = 1) -> None:
+        self.report.counts[kind] = self.report.counts.get(kind, 0) + n
+
+    # ---- top level ---------------------------------------------------------------------------
+    def run(self) -> tuple[Project, ImportReport]:
+        doc, model, rep = self.doc, self.model, self.report
+        version = self.doc.root.get("Version", "")
+        if version.isdigit() and int(version) < 30000:
+            raise OsimError(f"{self.path}: OpenSim document version {version} is too old; re-save the model "
+                            "in OpenSim 4")
+        units = (doc.text(model, "length_units") or "meters").lower()
+        if units not in ("meters", "meter", "m"):
+            raise OsimError(f"{self.path}: length units {units!r} are not supported (only meters)")
+        gravity = doc.floats(model, "gravity", 3, (0.0, -9.80665, 0.0))
+        body_els = self.objects("BodySet")
+        if not body_els and model.find("BodySet") is None:
+            raise OsimError(f"{self.path}, line {doc.line(model)}: the model has no <BodySet>")
+        if version.isdigit() and int(version) < 40000 and any(b.find("Joint") is not None for b in body_els):
+            raise OsimError(f"{self.path}: OpenSim 3 layout (joints inside bodies) is not supported; open "
+                            "and re-save the model in OpenSim 4")
+        names = {b.get("name", "") for b in body_els}
+        self.frames = _Frames(doc, names)
+        for b in body_els:
+            comps = b.find("components")
+            for c in list(comps) if comps is not None else []:
+                if c.tag == "PhysicalOffsetFrame":
+                    self.frames.add_offset(f"/bodyset/{b.get('name')}/{c.get('name')}", c)
+        joints = self.read_joints()
+        masses, wraps = self.read_bodies(body_els, joints)
+        ground = model.find("Ground")
+        if ground is not None:
+            wraps += self.read_wraps(ground, GROUND)
+            if ground.find("attached_geometry") is not None and len(ground.find("attached_geometry")):
+                rep.skip("ground geometry", "Mesh", "meshes on ground have no mass to hold them in the project")
+        springs, attachments = self.read_forces({w.name for w in wraps})
+        constraints = self.read_constraints()
+        for tag, why in (("MarkerSet", "markers are not part of the project"),
+                         ("ContactGeometrySet", "contact geometry is not imported (cartilage contact is "
+                                                "defined on meshes)"),
+                         ("ControllerSet", "controllers are out of scope"),
+                         ("ProbeSet", "probes are out of scope"),
+                         ("ComponentSet", "generic components are not imported")):
+            for el in self.objects(tag):
+                rep.skip(el.get("name", "?"), el.tag, why)
+        info = ProjectInfo(
+            title=model.get("name", self.path.stem),
+            description=(doc.text(model, "credits") or "")[:2000],
+            gravity_G=tuple(float(g) for g in gravity),
+        )
+        project = Project(info=info, springs=tuple(springs), masses=tuple(masses),
+                          attachments=tuple(attachments), constraints=tuple(constraints),
+                          wrap_objects=tuple(wraps))
+        project = _with_notes(project, rep.to_text())
+        return project, rep
+
+    # ---- joints ------------------------------------------------------------------------------
+    def read_joints(self) -> dict[str, _Joint]:
+        """Child body name -> joint."""
+        doc, rep = self.doc, self.report
+        out: dict[str, _Joint] = {}
+        for el in self.objects("JointSet"):
+            name = el.get("name", "?")
+            if el.tag not in JOINT_TYPES:
+                rep.skip(name, el.tag, "joint type not supported; its child body is imported as a free body")
+                continue
+            local = {}
+            frames = el.find("frames")
+            for f in list(frames) if frames is not None else []:
+                local[f.get("name", "")] = f
+            try:
+                parent = self.frames.resolve(doc.text(el, "socket_parent_frame") or doc.text(el, "parent_body") or "",
+                                             local)
+                child = self.frames.resolve(doc.text(el, "socket_child_frame") or doc.text(el, "child_body") or "",
+                                            local)
+            except OsimError as exc:
+                rep.skip(name, el.tag, str(exc))
+                continue
+            if child.body == GROUND:
+                rep.skip(name, el.tag, "ground as a joint's child is not supported")
+                continue
+            if child.body in out:
+                rep.skip(name, el.tag, f"{child.body} already has a joint ({out[child.body].name}); a second "
+                                       "joint would close a loop — use a constraint")
+                continue
+            coords = []
+            cset = el.find("coordinates")
+            for c in list(cset) if cset is not None else []:
+                if c.tag != "Coordinate":
+                    continue
+                cname = c.get("name", "?")
+                default = doc.float(c, "default_value", 0.0)
+                rng = doc.floats(c, "range", 2, (-math.inf, math.inf))
+                locked = doc.bool(c, "locked")
+                clamped = doc.bool(c, "clamped")
+                self.report.coordinates.append(CoordinateInfo(cname, name, default, rng[0], rng[1], locked, clamped,
+                                                              doc.text(c, "motion_type") or ""))
+                if locked:
+                    rep.approx(cname, "Coordinate", "locked in OpenSim; imported free (the project has no lock)")
+                if c.find("prescribed_function") is not None and len(c.find("prescribed_function")) and \
+                        doc.bool(c, "prescribed"):
+                    rep.approx(cname, "Coordinate", "prescribed motion not imported")
+                coords.append((cname, default))
+                self.coord_values[cname] = default
+                self.coord_joint[cname] = name
+            j = _Joint(name, el.tag, parent, child, coords)
+            try:
+                self.joint_spec(el, j)
+            except (UnsupportedFunction, OsimError) as exc:
+                rep.skip(name, el.tag, f"{exc}; its child body is imported as a free body")
+                continue
+            if doc.bool(el, "reverse"):
+                rep.approx(name, el.tag, "reversed joint: imported with reversed=True; check its coordinates")
+            out[child.body] = j
+            self.count("joints")
+        return out
+
+    def joint_spec(self, el: ET.Element, j: _Joint) -> None:
+        doc = self.doc
+        kind = JOINT_TYPES[el.tag]
+        names = tuple(c for c, _ in j.coords)
+        q0 = tuple(float(v) for _, v in j.coords)
+        need = {"weld": 0, "pin": 1, "slider": 1, "universal": 2, "ball": 3, "ellipsoid": 3, "free": 6,
+                "planar": 3}
+        if kind in need and len(names) != need[kind]:
+            raise OsimError(f"{doc.where(el)}: {el.tag} needs {need[kind]} coordinates, has {len(names)}")
+        params: tuple = ()
+        Rpf, ppf, Rcm, pcm = j.parent.R, j.parent.p, j.child.R, j.child.p
+        if kind == "custom":
+            kind, params, functions, Ralign, pose = self.custom(el, j)
+            if kind == "pin":
+                Rpf, Rcm = Rpf @ Ralign, Rcm @ Ralign
+                functions = ()
+        else:
+            functions = ()
+            if kind == "ellipsoid":
+                radii = doc.floats(el, "radii_x_y_z", 3)
+                params = (("a", radii[0]), ("b", radii[1]), ("c", radii[2]))
+            pose = _builtin_pose(kind, names, dict(params))
+            if kind == "pin":
+                pose = _builtin_pose("pin", names, {})
+        j.spec = JointSpec(
+            type=kind, parent=j.parent.body, frame_parent=_frame_from(Rpf, ppf), frame_child=_frame_from(Rcm, pcm),
+            parameters=params, functions=functions, coordinates=names, default_q=q0,
+            reversed=doc.bool(el, "reverse"),
+        )
+        j.pose = pose
+
+    def custom(self, el: ET.Element, j: _Joint):
+        """CustomJoint -> ("pin", (), (), R_align, pose) when it is a plain hinge, else ("custom",
+        axis parameters, six FunctionSpecs, I, pose)."""
+        doc, rep = self.doc, self.report
+        st = el.find("SpatialTransform")
+        if st is None:
+            raise OsimError(f"{doc.where(el)}: CustomJoint without a SpatialTransform")
+        axes_el = {ta.get("name", ""): ta for ta in st.findall("TransformAxis")}
+        order = ("rotation1", "rotation2", "rotation3", "translation1", "translation2", "translation3")
+        defaults = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1))
+        axes, fns = [], []
+        names = [c for c, _ in j.coords]
+        for key, dflt in zip(order, defaults):
+            ta = axes_el.get(key)
+            if ta is None:
+                axes.append(np.array(dflt, float))
+                fns.append(FunctionSpec("constant", (0.0,)))
+                continue
+            ax = np.asarray(doc.floats(ta, "axis", 3, dflt), float)
+            n = np.linalg.norm(ax)
+            if n == 0:
+                raise OsimError(f"{doc.where(ta)}: TransformAxis {key} has a zero axis")
+            axes.append(ax / n)
+            coords = (doc.text(ta, "coordinates") or "").split()
+            fel = find_function(ta)
+            if len(coords) > 1:
+                raise UnsupportedFunction(f"{doc.where(ta)}: TransformAxis {key} depends on {len(coords)} "
+                                          "coordinates (one is supported)")
+            if coords and coords[0] not in names:
+                raise OsimError(f"{doc.where(ta)}: TransformAxis {key} uses coordinate {coords[0]!r} of another joint")
+            if fel is None:
+                if coords:  # OpenSim's default is the identity (linear, slope 1)
+                    fns.append(FunctionSpec("linear", (1.0, 0.0), (), (coords[0],)))
+                else:
+                    fns.append(FunctionSpec("constant", (0.0,)))
+                continue
+            notes: list[str] = []
+            fn = parse_function(doc, fel, coords[0] if coords else "", 1.0, notes)
+            if not coords and fn.kind != "constant":
+                fn = FunctionSpec("constant", (float(eval_function_spec(fn, np.array([0.0]))[0]),))
+            for note in notes:
+                rep.approx(f"{j.name}/{key}", fel.tag, note)
+            fns.append(fn)
+        pose = _custom_pose(axes, fns)
+        # a plain hinge: one rotation = the coordinate itself, everything else zero
+        lin = [k for k in range(6) if fns[k].kind != "constant"]
+        zero_const = all(fns[k].kind == "constant" and fns[k].values[0] == 0.0 for k in range(6) if k not in lin)
+        if (len(names) == 1 and len(lin) == 1 and lin[0] < 3 and zero_const
+                and fns[lin[0]].kind == "linear" and fns[lin[0]].values == (1.0, 0.0)):
+            z = axes[lin[0]]
+            Ralign = _align_z(z)
+            return "pin", (), (), Ralign, pose
+        params = tuple((f"{kind}{i}_{c}", float(axes[3 * (kind == 'translation') + i - 1]["xyz".index(c)]))
+                       for kind in ("rotation", "translation") for i in (1, 2, 3) for c in "xyz")
+        return "custom", params, tuple(fns), np.eye(3), pose
+
+    # ---- bodies ------------------------------------------------------------------------------
+    def read_bodies(self, body_els: list[ET.Element], joints: dict[str, _Joint]):
+        doc, rep = self.doc, self.report
+        poses = self.default_poses(joints)
+        masses, wraps = [], []
+        for el in body_els:
+            name = el.get("name", "?")
+            if name == GROUND:
+                raise OsimError(f"{doc.where(el)}: a body may not be called {GROUND!r}")
+            mass = doc.float(el, "mass", 0.0)
+            com = doc.floats(el, "mass_center", 3, (0.0, 0.0, 0.0))
+            iv = doc.floats(el, "inertia", 6, (0.0,) * 6)
+            I = np.array([[iv[0], iv[3], iv[4]], [iv[3], iv[1], iv[5]], [iv[4], iv[5], iv[2]]])
+            if mass <= 0:
+                rep.approx(name, "Body", f"mass {mass:g} kg replaced by {MIN_MASS_KG:g} kg (the project needs a "
+                                         "positive mass)")
+                mass = MIN_MASS_KG
+            if np.any(np.linalg.eigvalsh(I) <= 0):
+                rep.approx(name, "Body", "inertia not positive definite; replaced by a small sphere's")
+                I = np.eye(3) * mass * 1e-4
+            mesh = self.body_mesh(el, name) if self.load_meshes else None
+            R, p = poses.get(name, (np.eye(3), np.zeros(3)))
+            j = joints.get(name)
+            if j is None:
+                rep.approx(name, "Body", "no joint imported for this body: it is a free body")
+            masses.append(Mass(
+                name=name, mesh=mesh, density_kg_m3=None, mass_kg=float(mass), com_L=tuple(float(c) for c in com),
+                inertia_L=tuple(tuple(float(v) for v in row) for row in I), properties_from_mesh=False,
+                position_G=tuple(float(v) for v in (p + R @ np.asarray(com))),
+                euler_deg=tuple(float(v) for v in Rotation.from_matrix(R).as_euler(EULER, degrees=True)),
+                euler_sequence=EULER, joint=j.spec if j else None,
+            ))
+            self.count("bodies")
+            wraps += self.read_wraps(el, name)
+        return _order_masses(masses), wraps
+
+    def default_poses(self, joints: dict[str, _Joint]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Pose (R_GB, p_GB) of every body frame at the default coordinate values."""
+        poses: dict[str, tuple[np.ndarray, np.ndarray]] = {GROUND: (np.eye(3), np.zeros(3))}
+        pending = dict(joints)
+        for _ in range(len(pending) + 1):
+            for child, j in list(pending.items()):
+                if j.parent.body not in poses:
+                    continue
+                RG, pG = poses[j.parent.body]
+                Rfm, pfm = j.pose(self.coord_values)
+                if j.spec is not None and j.spec.reversed:
+                    Rfm, pfm = Rfm.T, -(Rfm.T @ pfm)
+                R_F = RG @ j.parent.R
+                p_F = pG + RG @ j.parent.p
+                R_M = R_F @ Rfm
+                p_M = p_F + R_F @ pfm
+                Rb = R_M @ j.child.R.T
+                poses[child] = (Rb, p_M - Rb @ j.child.p)
+                del pending[child]
+        return poses
+
+    def body_mesh(self, el: ET.Element, body: str) -> MeshData | None:
+        doc, rep = self.doc, self.report
+        geo = el.find("attached_geometry")
+        if geo is None:
+            return None
+        parts, used, warns = [], [], []
+        for g in geo:
+            gname = g.get("name", "?")
+            if g.tag != "Mesh":
+                rep.skip(f"{body}/{gname}", g.tag, "display primitives are not imported (only mesh files)")
+                continue
+            fname = doc.text(g, "mesh_file") or ""
+            scale = np.asarray(doc.floats(g, "scale_factors", 3, (1.0, 1.0, 1.0)))
+            sock = doc.text(g, "socket_frame") or ".."
+            try:
+                fr = _FrameDef(body) if sock in ("..", "", f"/bodyset/{body}") else self.frames.resolve(sock)
+            except OsimError as exc:
+                rep.skip(f"{body}/{gname}", "Mesh", str(exc))
+                continue
+            if fr.body != body:
+                rep.skip(f"{body}/{gname}", "Mesh", f"attached to a frame of another body ({fr.body})")
+                continue
+            found = find_mesh_file(fname, self.path.parent, self.search)
+            if found is None:
+                rep.skip(f"{body}/{gname}", "Mesh", f"mesh file {fname!r} not found beside the model, in "
+                                                     "Geometry/ or on the search paths")
+                continue
+            try:
+                md = self.read_mesh(found, "m")
+            except Exception as exc:  # noqa: BLE001 — any reader failure is reported, not raised
+                rep.skip(f"{body}/{gname}", "Mesh", f"cannot read {found.name}: {exc}")
+                continue
+            v = (np.asarray(md.vertices_L) * scale) @ fr.R.T + fr.p
+            parts.append((v, np.asarray(md.faces)))
+            used.append(found.name)
+            warns += [f"{found.name}: {w}" for w in md.warnings]
+            self.count("meshes")
+        if not parts:
+            return None
+        return _merge_meshes(parts, "+".join(used), warns)
+
+    def read_wraps(self, el: ET.Element, body: str) -> list[WrapObject]:
+        doc, rep = self.doc, self.report
+        ws = el.find("WrapObjectSet")
+        objs = ws.find("objects") if ws is not None else None
+        out = []
+        for w in list(objs) if objs is not None else []:
+            name = w.get("name", "?")
+            kinds = {"WrapCylinder": "cylinder", "WrapSphere": "sphere", "WrapEllipsoid": "ellipsoid",
+                     "WrapTorus": "torus"}
+            if w.tag not in kinds:
+                rep.skip(f"{body}/{name}", w.tag, "wrap object type not supported")
+                continue
+            if not doc.bool(w, "active", True):
+                rep.skip(f"{body}/{name}", w.tag, "inactive in OpenSim")
+                continue
+            kind = kinds[w.tag]
+            if kind == "cylinder":
+                dims = (doc.float(w, "radius"), doc.float(w, "length", 1.0))
+            elif kind == "sphere":
+                dims = (doc.float(w, "radius"),)
+            elif kind == "ellipsoid":
+                dims = doc.floats(w, "dimensions", 3)
+            else:
+                dims = (doc.float(w, "inner_radius"), doc.float(w, "outer_radius"))
+                rep.approx(f"{body}/{name}", w.tag, "imported for display; the muscle-path study does not "
+                                                    "wrap over tori")
+            rot = doc.floats(w, "xyz_body_rotation", 3, (0.0, 0.0, 0.0))
+            trans = doc.floats(w, "translation", 3, (0.0, 0.0, 0.0))
+            quadrant = (doc.text(w, "quadrant") or "all").strip()
+            ql = quadrant.lower()
+            quadrant = "all" if ql in ("all", "unassigned", "") else ql if ql.startswith(("+", "-")) else "+" + ql
+            uname = name if name not in {v for v in self.wrap_names.values()} else f"{body}/{name}"
+            self.wrap_names[(body, name)] = uname
+            out.append(WrapObject(uname, body, kind, Frame(tuple(trans), tuple(math.degrees(a) for a in rot)),
+                                  tuple(float(d) for d in dims), quadrant))
+            self.count("wrap objects")
+        return out
+
+    # ---- forces ------------------------------------------------------------------------------
+    def read_forces(self, wrap_set: set[str]):
+        doc, rep = self.doc, self.report
+        springs, attachments = [], []
+        for el in self.objects("ForceSet"):
+            name = el.get("name", "?")
+            path = next((c for c in el if c.tag == "GeometryPath"), None)
+            if path is None:
+                other = next((c for c in el if c.tag.endswith("Path") and c.tag != "GeometryPath"), None)
+                why = (f"path type {other.tag} is not supported" if other is not None
+                       else "force without a geometry path (not a tissue)")
+                rep.skip(name, el.tag, why)
+                continue
+            try:
+                spring = self.passive_law(el, name)
+                att = self.attachment(el, path, name, spring.name, wrap_set)
+            except (OsimError, UnsupportedFunction) as exc:
+                rep.skip(name, el.tag, str(exc))
+                continue
+            if att is None:
+                continue
+            springs.append(spring)
+            attachments.append(att)
+            self.count("muscles" if "Muscle" in el.tag else "path elements")
+        return springs, attachments
+
+    def passive_law(self, el: ET.Element, name: str) -> SpringType:
+        doc, rep = self.doc, self.report
+        tag = el.tag
+        if tag == "Blankevoort1991Ligament":
+            k = doc.float(el, "linear_stiffness")
+            slack = doc.float(el, "slack_length")
+            eps_t = doc.float(el, "transition_strain", 0.06)
+            damp = doc.float(el, "damping_coefficient", 0.003)
+            return SpringType(name, kx=(k,), law="blankevoort", transition_strain=eps_t, slack_length_m=slack,
+                              cx=k * damp / slack if slack > 0 else 0.0)
+        if tag == "PathSpring":
+            k = doc.float(el, "stiffness")
+            rest = doc.float(el, "resting_length")
+            if doc.float(el, "dissipation", 0.0):
+                rep.approx(name, tag, "dissipation (force-proportional damping) not imported")
+            return SpringType(name, kx=(k,), slack_length_m=rest, tension_only=True)
+        if "Muscle" in tag:
+            fmax = doc.float(el, "max_isometric_force", 1000.0)
+            lopt = doc.float(el, "optimal_fiber_length", 0.1)
+            lts = doc.float(el, "tendon_slack_length", 0.2)
+            alpha = doc.float(el, "pennation_angle_at_optimal", 0.0)
+            kpe = doc.float(el, "KshapePassive", 4.0)
+            e0 = doc.float(el, "FmaxMuscleStrain", 0.6)
+            strain = np.linspace(0.0, PASSIVE_STRAIN_MAX, 61)
+            force = fmax * (np.exp(kpe * strain / e0) - 1.0) / (np.exp(kpe) - 1.0)
+            x = strain * lopt * math.cos(alpha)
+            V = np.stack([x ** p for p in (1, 2, 3, 4)], axis=1)
+            coef = np.linalg.lstsq(V, force, rcond=None)[0]
+            rep.approx(name, tag, "imported as a passive element: the fibre's passive force–length curve "
+                                  "(Thelen 2003 shape) fitted by a quartic in path lengthening beyond "
+                                  "tendon slack + optimal fibre length (rigid tendon); activation dynamics "
+                                  "are out of scope")
+            return SpringType(name, kx=tuple(float(c) for c in coef),
+                              slack_length_m=lts + lopt * math.cos(alpha), colour="#c0392b")
+        rep.approx(name, tag, "no passive force law: imported for its geometry with a negligible stiffness")
+        return SpringType(name, kx=(1e-6,), colour="#7f8c8d")
+
+    def attachment(self, el, path_el, name, spring, wrap_set) -> Attachment | None:
+        doc, rep = self.doc, self.report
+        pps = path_el.find("PathPointSet")
+        objs = pps.find("objects") if pps is not None else None
+        points: list[ViaPoint] = []
+        for p in list(objs) if objs is not None else []:
+            pname = p.get("name", "?")
+            frame = doc.text(p, "socket_parent_frame") or doc.text(p, "body") or ""
+            fr = self.frames.resolve(frame)
+            if p.tag == "MovingPathPoint":
+                loc = self.moving_point_location(p, name)
+            else:
+                loc = np.asarray(doc.floats(p, "location", 3))
+            loc = fr.R @ loc + fr.p
+            coord, lo, hi = "", 0.0, 0.0
+            if p.tag == "ConditionalPathPoint":
+                coord = (doc.text(p, "socket_coordinate") or doc.text(p, "coordinate") or "").split("/")[-1]
+                lo, hi = doc.floats(p, "range", 2)
+                if coord not in self.coord_values:
+                    rep.skip(f"{name}/{pname}", p.tag, f"coordinate {coord!r} not found; point left out")
+                    continue
+            elif p.tag not in ("PathPoint", "MovingPathPoint"):
+                rep.skip(f"{name}/{pname}", p.tag, "path point type not supported; left out")
+                continue
+            points.append(ViaPoint(fr.body, tuple(float(v) for v in loc), coord, float(lo), float(hi)))
+        if len(points) < 2:
+            raise OsimError(f"{doc.where(path_el)}: path of {name} has fewer than two points")
+        first, last = points[0], points[-1]
+        if first.coordinate or last.coordinate:
+            rep.approx(name, el.tag, "a conditional first/last point is imported as always active")
+        if first.body == last.body:
+            rep.skip(name, el.tag, f"both ends on {first.body}: a tissue must connect two different masses")
+            return None
+        wraps, infos = [], []
+        pws = path_el.find("PathWrapSet")
+        wobjs = pws.find("objects") if pws is not None else None
+        for w in list(wobjs) if wobjs is not None else []:
+            wname = doc.text(w, "wrap_object") or ""
+            resolved = next((v for (b, n), v in self.wrap_names.items() if n == wname), None)
+            if resolved is None or resolved not in wrap_set:
+                rep.skip(f"{name}/{w.get('name', '?')}", "PathWrap", f"wrap object {wname!r} not imported")
+                continue
+            rng = doc.floats(w, "range", 2, (-1.0, -1.0))
+            infos.append(PathWrapInfo(resolved, int(rng[0]), int(rng[1]), (doc.text(w, "method") or "hybrid")))
+            wraps.append(resolved)
+            if (doc.text(w, "method") or "hybrid").lower() != "hybrid":
+                rep.approx(f"{name}/{w.get('name', '?')}", "PathWrap",
+                           f"method {doc.text(w, 'method')} computed with the hybrid method")
+        if infos:
+            self.report.path_wraps[name] = tuple(infos)
+            if any(i.start > 0 or i.end > 0 for i in infos):
+                rep.approx(name, "PathWrap", "wrap point ranges are kept in the import report only (the "
+                                             "project has no field for them)")
+        return Attachment(name=name, spring=spring, body_a=first.body, body_b=last.body, point_a_L=first.point_L,
+                          point_b_L=last.point_L, via_points=tuple(points[1:-1]), wrap_objects=tuple(wraps))
+
+    def moving_point_location(self, p: ET.Element, muscle: str) -> np.ndarray:
+        doc = self.doc
+        loc = []
+        for axis in "xyz":
+            holder = p.find(f"{axis}_location")
+            coord = (doc.text(p, f"socket_{axis}_coordinate") or "").split("/")[-1]
+            if holder is None:
+                loc.append(0.0)
+                continue
+            fel = next(iter(holder), None) if len(holder) else None
+            if fel is None:
+                loc.append(0.0)
+                continue
+            fn = parse_function(doc, fel, coord)
+            loc.append(float(eval_function_spec(fn, np.array([self.coord_values.get(coord, 0.0)]))[0]))
+        self.report.approx(f"{muscle}/{p.get('name', '?')}", "MovingPathPoint",
+                           "imported as a fixed point at its location for the default coordinate values")
+        return np.asarray(loc)
+
+    # ---- constraints -------------------------------------------------------------------------
+    def read_constraints(self) -> list[ConstraintSpec]:
+        doc, rep = self.doc, self.report
+        out = []
+        for el in self.objects("ConstraintSet"):
+            name = el.get("name", "?")
+            if el.tag != "CoordinateCouplerConstraint":
+                rep.skip(name, el.tag, "constraint type not supported by the importer")
+                continue
+            indep = (doc.text(el, "independent_coordinate_names") or "").split()
+            dep = (doc.text(el, "dependent_coordinate_name") or "").strip()
+            fel = find_function(el)
+            if not dep or len(indep) != 1 or fel is None:
+                rep.skip(name, el.tag, "needs one independent coordinate, a dependent one and a function")
+                continue
+            unknown = [c for c in (dep, *indep) if c not in self.coord_values]
+            if unknown:
+                rep.skip(name, el.tag, f"coordinates {unknown} not imported")
+                continue
+            notes: list[str] = []
+            try:
+                fn = parse_function(doc, fel, indep[0], doc.float(el, "scale_factor", 1.0), notes)
+            except UnsupportedFunction as exc:
+                rep.skip(name, el.tag, str(exc))
+                continue
+            for note in notes:
+                rep.approx(name, fel.tag, note)
+            out.append(ConstraintSpec(name, "coordinate_coupler", coordinates=(dep, *indep), function=fn))
+            self.count("constraints")
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Poses of built-in and custom joints (numpy; used for the masses' initial poses)
+# --------------------------------------------------------------------------------------------------
+def _align_z(z: np.ndarray) -> np.ndarray:
+    """A rotation whose third column is the unit vector z (x, y completed deterministically)."""
+    z = z / np.linalg.norm(z)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    return np.column_stack([x, y, z])
+
+
+def _axis_rot(axis, angle) -> np.ndarray:
+    return Rotation.from_rotvec(np.asarray(axis, float) * angle).as_matrix()
+
+
+def _builtin_pose(kind: str, names: tuple[str, ...], params: dict):
+    def pose(qv: dict[str, float]):
+        q = [qv.get(n, 0.0) for n in names]
+        R, p = np.eye(3), np.zeros(3)
+        if kind == "pin":
+            R = _axis_rot([0, 0, 1], q[0])
+        elif kind == "slider":
+            p = np.array([q[0], 0, 0])
+        elif kind == "universal":
+            R = _axis_rot([1, 0, 0], q[0]) @ _axis_rot([0, 1, 0], q[1])
+        elif kind in ("ball", "ellipsoid"):
+            R = _xyz_rotation(q[:3])
+            if kind == "ellipsoid":
+                n = R[:, 2]
+                p = np.array([params["a"] * n[0], params["b"] * n[1], params["c"] * n[2]])
+        elif kind == "free":
+            R, p = _xyz_rotation(q[:3]), np.asarray(q[3:6], float)
+        elif kind == "planar":
+            R, p = _axis_rot([0, 0, 1], q[0]), np.array([q[1], q[2], 0.0])
+        return R, p
+    return pose
+
+
+def _custom_pose(axes: list[np.ndarray], fns: list[FunctionSpec]):
+    def pose(qv: dict[str, float]):
+        vals = []
+        for fn in fns:
+            x = qv.get(fn.coordinates[0], 0.0) if fn.coordinates else 0.0
+            vals.append(float(eval_function_spec(fn, np.array([x]))[0]))
+        R = _axis_rot(axes[0], vals[0]) @ _axis_rot(axes[1], vals[1]) @ _axis_rot(axes[2], vals[2])
+        p = axes[3] * vals[3] + axes[4] * vals[4] + axes[5] * vals[5]
+        return R, p
+    return pose
+
+
+def _order_masses(masses: list[Mass]) -> list[Mass]:
+    """Parents before children (the mobilizer tree's order), otherwise file order."""
+    done: set[str] = {GROUND}
+    out: list[Mass] = []
+    rest = list(masses)
+    names = {m.name for m in masses}
+    while rest:
+        progressed = False
+        for m in list(rest):
+            par = m.joint.parent if m.joint else GROUND
+            if par in done or par not in names:
+                out.append(m)
+                done.add(m.name)
+                rest.remove(m)
+                progressed = True
+        if not progressed:
+            out += rest
+            break
+    return out
+
+
+def _with_notes(project: Project, notes: str) -> Project:
+    from dataclasses import replace
+
+    return replace(project, info=replace(project.info, notes=notes[:20000]))
+
+
+def load_osim(path: str | Path, search_paths: Sequence[str | Path] = (), *, read_mesh=None,
+              load_meshes: bool = True) -> tuple[Project, ImportReport]:
+    """Read an .osim model: (Project, ImportReport). OsimError for a file that cannot be read.
+
+    search_paths: extra folders for mesh files. read_mesh(path, units) -> MeshData defaults to
+    jointmodeller.io.meshes.read_mesh; load_meshes=False skips reading mesh files.
+    """
+    if read_mesh is None and load_meshes:
+        from jointmodeller.io.meshes import read_mesh as _rm
+
+        read_mesh = _rm
+    return _Reader(Path(path), search_paths, read_mesh, load_meshes).run()
