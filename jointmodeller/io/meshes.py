@@ -110,8 +110,60 @@ def _read_raw(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
         raise _fail(path, f"cannot be read as VRML ({exc})") from exc
 
 
+def _collapse_degenerate(v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, int]:
+    """Merge the two ends of the shortest edge of every zero-area face (needles and caps from
+    marching cubes or CAD export), so removing the face keeps a closed surface closed."""
+    bad = degenerate_faces(v, f) & ~((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 2] == f[:, 0]))
+    if not bad.any():
+        return f, 0
+    tri = v[f[bad]]
+    lengths = np.stack([np.linalg.norm(tri[:, (k + 1) % 3] - tri[:, k], axis=1) for k in range(3)], axis=1)
+    k = np.argmin(lengths, axis=1)
+    fb = f[bad]
+    a, b = fb[np.arange(len(fb)), k], fb[np.arange(len(fb)), (k + 1) % 3]
+    parent = np.arange(len(v))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in zip(a.tolist(), b.tolist()):
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    roots = np.array([find(i) for i in range(len(v))]) if len(fb) else parent
+    return roots[f], int(bad.sum())
+
+
+def _drop_duplicate_faces(f: np.ndarray) -> tuple[np.ndarray, int]:
+    """Drop repeated faces; a pair of faces on the same three vertices wound oppositely (a flattened
+    pillow left by collapsing) is dropped entirely."""
+    if len(f) == 0:
+        return f, 0
+    key = np.sort(f, axis=1)
+    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    dup = counts[inverse] > 1
+    if not dup.any():
+        return f, 0
+    # orientation sign of each face relative to its sorted key: even or odd permutation
+    rot = np.argmin(f, axis=1)
+    g = np.stack([f[np.arange(len(f)), (rot + k) % 3] for k in range(3)], axis=1)
+    sign = np.where(g[:, 1] < g[:, 2], 1, -1)
+    keep = np.ones(len(f), dtype=bool)
+    for group in np.unique(inverse[dup]).tolist():
+        idx = np.flatnonzero(inverse == group)
+        if len(idx) == 2 and sign[idx[0]] != sign[idx[1]]:
+            keep[idx] = False
+        else:
+            keep[idx[1:]] = False
+    return f[keep], int((~keep).sum())
+
+
 def clean_surface(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Merge duplicate vertices, drop degenerate/duplicate faces and unused vertices.
+    """Merge duplicate vertices, collapse zero-area faces, drop duplicate faces and unused vertices.
 
     vertices (n, 3), faces (m, 3) -> cleaned (n', 3), (m', 3) and notes on what was changed.
     """
@@ -126,15 +178,14 @@ def clean_surface(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, 
     v, f = v[first], inverse[f]
     if n_merged and n_merged * 2 < len(vertices):  # STL stores each triangle's corners: no news
         notes.append(f"merged {n_merged} duplicate vertices")
-    bad = degenerate_faces(v, f)
-    if bad.any():
-        notes.append(f"dropped {int(bad.sum())} degenerate faces (zero area or repeated vertex)")
-        f = f[~bad]
-    if len(f):
-        _, keep = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
-        if len(keep) < len(f):
-            notes.append(f"dropped {len(f) - len(keep)} duplicate faces")
-            f = f[np.sort(keep)]
+    f, n_collapsed = _collapse_degenerate(v, f)
+    repeated = (f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 2] == f[:, 0])
+    if repeated.any() or n_collapsed:
+        notes.append(f"removed {int(repeated.sum())} degenerate faces (zero area or repeated vertex)")
+        f = f[~repeated]
+    f, n_dup = _drop_duplicate_faces(f)
+    if n_dup:
+        notes.append(f"dropped {n_dup} duplicate faces")
     used = np.unique(f)
     if len(used) < len(v):
         remap = np.full(len(v), -1, dtype=np.int64)
