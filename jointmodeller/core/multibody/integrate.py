@@ -1,0 +1,218 @@
+"""Time integration with a single accuracy knob α (seed 003 §3.3) and coordinate projection.
+
+An embedded Dormand–Prince 5(4) Runge–Kutta with error control: a step is accepted when the RMS
+of the error estimate, each weighted by 1/(α·max(1, |y_i|)), is ≤ 1. With constraints, q and u are
+projected back onto the constraint manifolds after every accepted step (seed 003 §3.2), to RMS
+position error ≤ ``constraint_tol`` (default α).
+
+Two drivers share the algorithm: ``simulate`` (any system: constraints, Python force elements)
+and ``simulate_compiled`` (numba end to end, for trees with no constraints and no Python forces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._jit import njit
+from .aba import aba_core
+from .state import State
+from .tree import kin_pass, normalize_quaternions, qdot_all
+
+# Dormand–Prince 5(4) tableau
+_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
+_A = np.array([
+    [0, 0, 0, 0, 0, 0],
+    [1 / 5, 0, 0, 0, 0, 0],
+    [3 / 40, 9 / 40, 0, 0, 0, 0],
+    [44 / 45, -56 / 15, 32 / 9, 0, 0, 0],
+    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729, 0, 0],
+    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656, 0],
+    [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
+])
+_B = _A[6].copy()
+_E = np.array([71 / 57600, 0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40])
+
+
+@dataclass
+class Trajectory:
+    """Output of a run: times (k,), q (k, nq), u (k, nu), step counts and the largest constraint
+    error seen after projection."""
+
+    t: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    n_steps: int
+    n_rejected: int
+    n_rhs: int
+    max_constraint_error: float = 0.0
+
+
+def _err_norm(err, y, alpha):
+    w = alpha * np.maximum(1.0, np.abs(y))
+    return np.sqrt(np.mean((err / w) ** 2))
+
+
+def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_times=None,
+             constraint_tol: float | None = None, tau=None, max_steps: int = 1_000_000) -> Trajectory:
+    """Integrate from ``state`` to ``t_final``; samples at ``out_times`` (default: every step)."""
+    nq, nu = system.nq, system.nu
+    tol = accuracy if constraint_tol is None else constraint_tol
+    has_con = bool(system.constraints)
+    if has_con:
+        from .constraints import position_error, project_positions, project_velocities
+    n_rhs = 0
+
+    def rhs(t, y):
+        nonlocal n_rhs
+        n_rhs += 1
+        st = State(t, y[:nq], y[nq:])
+        return np.concatenate([system.qdot(st.q, st.u), system.forward_dynamics(st, tau)])
+
+    def project(t, y):
+        st = State(t, y[:nq], y[nq:])
+        st.q = system.normalize(st.q)
+        if has_con:
+            project_positions(system, st, tol)
+            project_velocities(system, st)
+        return np.concatenate([st.q, st.u])
+
+    t = float(state.t)
+    y = project(t, state.y)
+    outs = None if out_times is None else np.asarray(out_times, float)
+    ts, ys = [t], [y.copy()]
+    oi = 0
+    if outs is not None:
+        ts, ys = [], []
+        while oi < outs.size and outs[oi] <= t + 1e-14:
+            ts.append(t), ys.append(y.copy())
+            oi += 1
+    f0 = rhs(t, y)
+    h = min(0.01 * max(1.0, np.linalg.norm(y)) / max(np.linalg.norm(f0), 1e-8), t_final - t) * accuracy ** 0.2
+    h = max(h, 1e-8)
+    n_steps = n_rej = 0
+    max_cerr = 0.0
+    K = np.zeros((7, y.size))
+    while t < t_final - 1e-14 and n_steps < max_steps:
+        target = t_final if outs is None or oi >= outs.size else min(outs[oi], t_final)
+        hs = min(h, target - t)
+        K[0] = f0
+        for s in range(1, 7):
+            K[s] = rhs(t + _C[s] * hs, y + hs * (_A[s, :s] @ K[:s]))
+        y_new = y + hs * (_B @ K[:6])
+        en = _err_norm(hs * (_E @ K), y_new, accuracy)
+        if en <= 1.0:
+            t += hs
+            y = y_new
+            f0 = K[6].copy()
+            if has_con or system.codes_have_quaternions:
+                y = project(t, y)
+                f0 = rhs(t, y)
+                if has_con:
+                    c = position_error(system, State(t, y[:nq], y[nq:]))
+                    max_cerr = max(max_cerr, float(np.max(np.abs(c))) if c.size else 0.0)
+            n_steps += 1
+            if outs is None:
+                ts.append(t), ys.append(y.copy())
+            elif abs(t - target) < 1e-14 and oi < outs.size:
+                ts.append(t), ys.append(y.copy())
+                oi += 1
+            if hs < h and abs(t - target) < 1e-14:
+                continue  # a step clipped to an output time keeps the proposed h
+        else:
+            n_rej += 1
+        h = hs * min(5.0, max(0.2, 0.9 * (max(en, 1e-10)) ** -0.2))
+    Y = np.array(ys)
+    return Trajectory(np.array(ts), Y[:, :nq], Y[:, nq:], n_steps, n_rej, n_rhs, max_cerr)
+
+
+@njit
+def _rhs_compiled(tr, y, nq, nu, tau, fz):
+    q = y[:nq]
+    u = y[nq:]
+    Xup, S, v, c, R_GB, p_GB = kin_pass(tr, q, u)
+    out = np.empty(nq + nu)
+    qd = np.zeros(nq)
+    qdot_all(tr, q, u, qd)
+    out[:nq] = qd
+    out[nq:] = aba_core(tr, Xup, S, v, c, tau, fz, True)
+    return out
+
+
+@njit
+def _dopri_compiled(tr, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E):
+    nb = tr.parent.shape[0]
+    fz = np.zeros((nb, 6))
+    n = y0.shape[0]
+    y = y0.copy()
+    t = t0
+    nout = out_times.shape[0]
+    Y = np.zeros((nout, n))
+    oi = 0
+    while oi < nout and out_times[oi] <= t + 1e-14:
+        Y[oi] = y
+        oi += 1
+    K = np.zeros((7, n))
+    f0 = _rhs_compiled(tr, y, nq, nu, tau, fz)
+    nrhs = 1
+    h = min(0.01 * max(1.0, np.linalg.norm(y)) / max(np.linalg.norm(f0), 1e-8), t1 - t) * alpha**0.2
+    h = max(h, 1e-8)
+    nsteps = 0
+    nrej = 0
+    ytmp = np.zeros(n)
+    while t < t1 - 1e-14:
+        target = t1
+        if oi < nout and out_times[oi] < t1:
+            target = out_times[oi]
+        hs = min(h, target - t)
+        K[0] = f0
+        for s in range(1, 7):
+            for i in range(n):
+                acc = 0.0
+                for r in range(s):
+                    acc += A[s, r] * K[r, i]
+                ytmp[i] = y[i] + hs * acc
+            K[s] = _rhs_compiled(tr, ytmp, nq, nu, tau, fz)
+            nrhs += 1
+        # ytmp now holds the 5th-order solution (row 6 of A equals B)
+        ssum = 0.0
+        for i in range(n):
+            e = 0.0
+            for r in range(7):
+                e += E[r] * K[r, i]
+            w = alpha * max(1.0, abs(ytmp[i]))
+            ssum += (hs * e / w) ** 2
+        en = np.sqrt(ssum / n)
+        if en <= 1.0:
+            t += hs
+            y[:] = ytmp
+            normalize_quaternions(tr, y[:nq])
+            f0 = K[6].copy()
+            nsteps += 1
+            if oi < nout and abs(t - out_times[oi]) < 1e-14:
+                Y[oi] = y
+                oi += 1
+            if hs < h and abs(t - target) < 1e-14:
+                continue
+        else:
+            nrej += 1
+        h = hs * min(5.0, max(0.2, 0.9 * max(en, 1e-10) ** -0.2))
+    while oi < nout:
+        Y[oi] = y
+        oi += 1
+    return Y, nsteps, nrej, nrhs
+
+
+def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e-6, out_times=None,
+                      tau=None) -> Trajectory:
+    """As ``simulate`` but compiled end to end; only for systems without constraints or force
+    elements (gravity and constant generalized forces ``tau`` only)."""
+    if system.constraints or system.forces:
+        raise ValueError("simulate_compiled handles trees without constraints or force elements")
+    outs = np.array([t_final]) if out_times is None else np.asarray(out_times, float)
+    tau = np.zeros(system.nu) if tau is None else np.asarray(tau, float)
+    y0 = np.concatenate([system.normalize(state.q), state.u])
+    Y, ns, nr, nf = _dopri_compiled(system.tree, y0, float(state.t), float(t_final), float(accuracy),
+                                    system.nq, system.nu, tau, outs, _A, _B, _C, _E)
+    return Trajectory(outs, Y[:, : system.nq], Y[:, system.nq :], int(ns), int(nr), int(nf))

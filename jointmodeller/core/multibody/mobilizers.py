@@ -1,0 +1,300 @@
+"""Mobilizer kinematics (seed 000 eqs. 1–4): X_FM(q), H(q) (6, nu), Ḣu (6,) and q̇ = N(q)u.
+
+Every mobilizer is described by its type code, a parameter row and (custom only) six function
+indices. H maps the speeds u to the relative spatial velocity of frame M in F, [w_FM; v_FM], both
+in F components, v being the time derivative in F of p_FM (the M origin). ``hdu`` is Ḣu, the
+velocity-dependent part of the relative acceleration (derivatives taken in F).
+
+Reversed mobilizers (seed 000 eqs. 15–17) evaluate the forward definition (which describes the
+tree parent's frame moving on the tree child's frame) and re-express it parent-to-child, keeping q
+and u (hence N) unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import njit
+from .functions import eval_function
+from .spatial import axis_rotation, cross, mm, mv, quat_to_R
+
+WELD, PIN, SLIDER, SCREW, UNIVERSAL, CYLINDER, PLANAR = 0, 1, 2, 3, 4, 5, 6
+BALL, BALL_QUAT, ELLIPSOID, FREE, CUSTOM = 7, 8, 9, 10, 11
+
+TYPE_CODES = {
+    "weld": WELD,
+    "pin": PIN,
+    "slider": SLIDER,
+    "screw": SCREW,
+    "universal": UNIVERSAL,
+    "cylinder": CYLINDER,
+    "planar": PLANAR,
+    "ball": BALL,
+    "ball_euler": BALL,
+    "ball_quaternion": BALL_QUAT,
+    "ellipsoid": ELLIPSOID,
+    "free": FREE,
+    "custom": CUSTOM,
+}
+
+# (nq, nu); custom: from its coordinate count
+SIZES = {
+    WELD: (0, 0),
+    PIN: (1, 1),
+    SLIDER: (1, 1),
+    SCREW: (1, 1),
+    UNIVERSAL: (2, 2),
+    CYLINDER: (2, 2),
+    PLANAR: (3, 3),
+    BALL: (3, 3),
+    BALL_QUAT: (4, 3),
+    ELLIPSOID: (3, 3),
+    FREE: (7, 6),
+}
+
+N_PRM = 18  # parameter row width: custom stores 3 rotation axes + 3 translation axes
+
+
+@njit
+def _euler123(q0, q1, q2):
+    """Body-fixed x-y-z rotation and the columns W (3, 3) mapping Euler rates to w (in F)."""
+    ex = np.array([1.0, 0.0, 0.0])
+    ey = np.array([0.0, 1.0, 0.0])
+    ez = np.array([0.0, 0.0, 1.0])
+    R1 = axis_rotation(ex, q0)
+    R12 = mm(R1, axis_rotation(ey, q1))
+    R = mm(R12, axis_rotation(ez, q2))
+    W = np.empty((3, 3))
+    W[:, 0] = ex
+    W[:, 1] = mv(R1, ey)
+    W[:, 2] = mv(R12, ez)
+    return R, W
+
+
+@njit
+def _solve3(A, b):
+    """x = A⁻¹ b for a 3x3 system (Cramer)."""
+    det = (
+        A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
+        - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
+        + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0])
+    )
+    x = np.empty(3)
+    for k in range(3):
+        M = A.copy()
+        for r in range(3):
+            M[r, k] = b[r]
+        x[k] = (
+            M[0, 0] * (M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1])
+            - M[0, 1] * (M[1, 0] * M[2, 2] - M[1, 2] * M[2, 0])
+            + M[0, 2] * (M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0])
+        ) / det
+    return x
+
+
+@njit
+def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, R, p, H, hdu):
+    """Fill R_FM (3, 3), p_FM (3,), H (6, 6; first nu columns) and hdu = Ḣu (6,) of one
+    forward mobilizer at local coordinates q and speeds u."""
+    for i in range(3):
+        p[i] = 0.0
+        for j in range(3):
+            R[i, j] = 1.0 if i == j else 0.0
+    for i in range(6):
+        hdu[i] = 0.0
+        for j in range(6):
+            H[i, j] = 0.0
+    if jt == WELD:
+        return
+    if jt == PIN or jt == SCREW or jt == CYLINDER or jt == PLANAR:
+        R[:, :] = axis_rotation(np.array([0.0, 0.0, 1.0]), q[0])
+        H[2, 0] = 1.0
+        if jt == SCREW:
+            p[2] = prm[0] * q[0]
+            H[5, 0] = prm[0]
+        elif jt == CYLINDER:
+            p[2] = q[1]
+            H[5, 1] = 1.0
+        elif jt == PLANAR:
+            p[0] = q[1]
+            p[1] = q[2]
+            H[3, 1] = 1.0
+            H[4, 2] = 1.0
+        return
+    if jt == SLIDER:
+        p[0] = q[0]
+        H[3, 0] = 1.0
+        return
+    if jt == UNIVERSAL:
+        R1 = axis_rotation(np.array([1.0, 0.0, 0.0]), q[0])
+        R[:, :] = mm(R1, axis_rotation(np.array([0.0, 1.0, 0.0]), q[1]))
+        w2 = R1[:, 1]
+        H[0, 0] = 1.0
+        for i in range(3):
+            H[i, 1] = w2[i]
+        # d/dt (R1 ey) u1 = (ex u0) × (R1 ey) u1
+        w1 = np.array([u[0], 0.0, 0.0])
+        hw = cross(w1, w2) * u[1]
+        for i in range(3):
+            hdu[i] = hw[i]
+        return
+    if jt == BALL or jt == ELLIPSOID:
+        Rq, W = _euler123(q[0], q[1], q[2])
+        R[:, :] = Rq
+        for i in range(3):
+            H[i, i] = 1.0
+        if jt == ELLIPSOID:
+            a, b, c = prm[0], prm[1], prm[2]
+            n = Rq[:, 2].copy()
+            p[0] = a * n[0]
+            p[1] = b * n[1]
+            p[2] = c * n[2]
+            # v = D (w × n) = -D [n]x w   (eq. 13)
+            H[3, 1] = a * n[2]
+            H[3, 2] = -a * n[1]
+            H[4, 0] = -b * n[2]
+            H[4, 2] = b * n[0]
+            H[5, 0] = c * n[1]
+            H[5, 1] = -c * n[0]
+            w = np.array([u[0], u[1], u[2]])
+            wwn = cross(w, cross(w, n))  # eq. 14: D (w × ṅ)
+            hdu[3] = a * wwn[0]
+            hdu[4] = b * wwn[1]
+            hdu[5] = c * wwn[2]
+        return
+    if jt == BALL_QUAT or jt == FREE:
+        R[:, :] = quat_to_R(q[:4])
+        for i in range(3):
+            H[i, i] = 1.0
+        if jt == FREE:
+            for i in range(3):
+                p[i] = q[4 + i]
+                H[3 + i, 3 + i] = 1.0
+        return
+    # CUSTOM (seed 000 eqs. 18–35)
+    m = nu
+    grad = np.zeros(6)
+    th = np.zeros(3)
+    th_q = np.zeros((3, 6))
+    th_uu = np.zeros(3)
+    pq = np.zeros((3, 6))
+    p_uu = np.zeros(3)
+    for k in range(6):
+        fi = fidx[k]
+        if fi < 0:
+            continue
+        v, uhu = eval_function(ftype[fi], farg[fi], foff[fi], fdata, q, u, m, grad)
+        if k < 3:
+            th[k] = v
+            th_uu[k] = uhu
+            for j in range(m):
+                th_q[k, j] = grad[j]
+        else:
+            p[k - 3] = v
+            p_uu[k - 3] = uhu
+            for j in range(m):
+                pq[k - 3, j] = grad[j]
+    a1 = prm[0:3]
+    a2 = prm[3:6]
+    a3 = prm[6:9]
+    A = np.empty((3, 3))
+    for i in range(3):
+        A[:, i] = prm[9 + 3 * i : 12 + 3 * i]
+    R1 = axis_rotation(a1, th[0])
+    R12 = mm(R1, axis_rotation(a2, th[1]))
+    R[:, :] = mm(R12, axis_rotation(a3, th[2]))
+    W1 = a1.copy()
+    W2 = mv(R1, a2)
+    W3 = mv(R12, a3)
+    # θ̇ = θ_q u
+    thd = np.zeros(3)
+    for k in range(3):
+        s = 0.0
+        for j in range(m):
+            s += th_q[k, j] * u[j]
+        thd[k] = s
+    pt = mv(A, p)
+    for i in range(3):
+        p[i] = pt[i]
+    for j in range(m):
+        for i in range(3):
+            H[i, j] = W1[i] * th_q[0, j] + W2[i] * th_q[1, j] + W3[i] * th_q[2, j]
+            H[3 + i, j] = A[i, 0] * pq[0, j] + A[i, 1] * pq[1, j] + A[i, 2] * pq[2, j]
+    # Ẇ θ_q u = (w1 × W2) θ̇2 + (w12 × W3) θ̇3 ; W θ̇_q u = W (Σ ∂²θ u u)
+    w1 = W1 * thd[0]
+    w12 = w1 + W2 * thd[1]
+    hw = cross(w1, W2) * thd[1] + cross(w12, W3) * thd[2]
+    for i in range(3):
+        hdu[i] = hw[i] + W1[i] * th_uu[0] + W2[i] * th_uu[1] + W3[i] * th_uu[2]
+        hdu[3 + i] = A[i, 0] * p_uu[0] + A[i, 1] * p_uu[1] + A[i, 2] * p_uu[2]
+
+
+@njit
+def joint_kinematics(jt, rev, prm, fidx, ftype, farg, foff, fdata, q, u, nu, R, p, H, hdu):
+    """As ``forward_kinematics_joint`` but honouring reversal (eqs. 15–17): the result always
+    describes the tree child's M frame in the tree parent's F frame."""
+    forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, R, p, H, hdu)
+    if rev == 0:
+        return
+    # forward result: frame F (on tree parent) moving in M (on tree child): R = R_MF, p = p_MF.
+    Rt = R.T.copy()
+    pf = p.copy()
+    w = np.zeros(3)
+    pd = np.zeros(3)
+    for j in range(nu):
+        for i in range(3):
+            w[i] += H[i, j] * u[j]
+            pd[i] += H[3 + i, j] * u[j]
+    Hn = np.zeros((6, 6))
+    for j in range(nu):
+        hw = H[:3, j].copy()
+        hv = H[3:, j].copy()
+        a = mv(Rt, hw)
+        b = mv(Rt, hv + cross(pf, hw))
+        for i in range(3):
+            Hn[i, j] = -a[i]
+            Hn[3 + i, j] = -b[i]
+    bw = hdu[:3].copy()
+    bv = hdu[3:].copy()
+    nw = -mv(Rt, bw)
+    nv = mv(Rt, cross(bw, pf) - bv + 2.0 * cross(w, pd) - cross(w, cross(w, pf)))
+    pn = -mv(Rt, pf)
+    for i in range(3):
+        p[i] = pn[i]
+        hdu[i] = nw[i]
+        hdu[3 + i] = nv[i]
+        for j in range(3):
+            R[i, j] = Rt[i, j]
+    for i in range(6):
+        for j in range(6):
+            H[i, j] = Hn[i, j]
+
+
+@njit
+def joint_qdot(jt, q, u, qd):
+    """q̇ = N(q) u for one mobilizer (eq. 4); N is the same for a reversed mobilizer."""
+    if jt == BALL or jt == ELLIPSOID:
+        _, W = _euler123(q[0], q[1], q[2])
+        x = _solve3(W, u[:3])
+        for i in range(3):
+            qd[i] = x[i]
+        return
+    if jt == BALL_QUAT or jt == FREE:
+        w0, x0, y0, z0 = q[0], q[1], q[2], q[3]
+        wx, wy, wz = u[0], u[1], u[2]
+        # q̇ = ½ [0, w] ⊗ q  (w in F)
+        qd[0] = -0.5 * (wx * x0 + wy * y0 + wz * z0)
+        qd[1] = 0.5 * (w0 * wx + wy * z0 - wz * y0)
+        qd[2] = 0.5 * (w0 * wy + wz * x0 - wx * z0)
+        qd[3] = 0.5 * (w0 * wz + wx * y0 - wy * x0)
+        if jt == FREE:
+            for i in range(3):
+                qd[4 + i] = u[3 + i]
+        return
+    for i in range(u.shape[0]):
+        qd[i] = u[i]
+
+
+def q_equals_u(jt: int) -> bool:
+    """True when q̇ = u (N = I) for this mobilizer type."""
+    return jt not in (BALL, ELLIPSOID, BALL_QUAT, FREE)

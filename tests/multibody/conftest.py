@@ -1,0 +1,10 @@
+import warnings
+
+import pytest
+
+try:
+    from numba.core.errors import NumbaPerformanceWarning
+
+    warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)
+except ImportError:  # pragma: no cover
+    pass
