@@ -1,0 +1,646 @@
+"""Laxity use cases: replay an experiment, compare with measured data, calibrate, report, study.
+
+The GUI panel and the CLI both call these. Everything takes a :class:`Project` (plain specs) and
+returns plain results (:class:`RunRecord`, dicts); files are written only by :func:`write_report`,
+:func:`laxity_command` and the explicit save helpers.
+
+JCS axes of an experiment (``Experiment.axes``, points and directions in each bone's mesh frame L):
+``origin_fixed``, ``flexion_axis_fixed``, ``long_axis_fixed`` on the fixed bone; ``origin_moving``,
+``long_axis_moving`` on the moving bone. Long axes point proximally. Missing entries default to:
+origins = the mid-point of the attachments joining the two bones at the initial pose; flexion axis =
+global +x; fixed long axis = global +z; moving long axis = from the moving bone's centre of mass to
+the joint centre, made perpendicular to the flexion axis (so varus–valgus starts at zero).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from jointmodeller.app.executors import run_cases
+from jointmodeller.core.mechanics.loads import PointLoads
+from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_quat, quat_to_matrix
+from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
+from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
+from jointmodeller.core.studies.laxity import (
+    LaxityProtocol,
+    LaxityResult,
+    SweepCancelled,
+    load_sequence,
+    parse_measure,
+    run_sweep,
+)
+from jointmodeller.io.measured_csv import read_measured_csv
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Experiment, MeasuredPoint, Project
+
+Progress = Callable[[int, int, float, float], None]
+AXIS_KEYS = ("origin_fixed", "flexion_axis_fixed", "long_axis_fixed", "origin_moving", "long_axis_moving")
+
+
+# ------------------------------------------------------------------------------------------------
+# building the system
+# ------------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class BuiltJoint:
+    """A built system ready for a sweep: the system without the project's own loads, the initial
+    pose of every body p0_G (n, 3), q0_GB (n, 4), and the group (spring type) of every tissue row."""
+
+    system: Any
+    p0_G: np.ndarray
+    q0_GB: np.ndarray
+    tissue_groups: list[str]
+    builder: str
+
+
+def _principal_axes(inertia_L) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments (3,) and R_BL (3, 3) (right-handed) of an inertia tensor in L."""
+    w, V = np.linalg.eigh(np.asarray(inertia_L, float))
+    if np.linalg.det(V) < 0:
+        V[:, 2] *= -1
+    return w, V.T
+
+
+def fallback_build(project: Project):
+    """A minimal MJM system from the specs (free/fixed bodies, straight polynomial tissues, gravity)
+    for when ``jointmodeller.app.build`` is not available: no contact, no wrapping."""
+    from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem
+    from jointmodeller.core.mechanics.tissues import make_tissue_set
+
+    names = [m.name for m in project.masses]
+    inert, R_BL, p0, R_GB = [], [], [], []
+    for m in project.masses:
+        w, R = _principal_axes(m.inertia_L)
+        inert.append(w)
+        R_BL.append(R)
+        R_GL = euler_to_matrix(np.radians(np.asarray(m.euler_deg, float))[None], m.euler_sequence)[0]
+        R_GB.append(R_GL @ R.T)
+        p0.append(m.position_G)
+    bodies = Bodies.make([m.mass_kg for m in project.masses], inert, [m.fixed for m in project.masses], names,
+                         np.array(R_BL), np.array([m.com_L for m in project.masses]))
+    p0 = np.asarray(p0, float)
+    R_GB = np.array(R_GB)
+    rows = []
+    for a in project.attachments:
+        s = project.spring(a.spring)
+        ia, ib = names.index(a.body_a), names.index(a.body_b)
+        ra = bodies.points_B(np.array([ia]), np.array([a.point_a_L], float))[0]
+        rb = bodies.points_B(np.array([ib]), np.array([a.point_b_L], float))[0]
+        length = float(np.linalg.norm((p0[ib] + R_GB[ib] @ rb) - (p0[ia] + R_GB[ia] @ ra)))
+        rest = a.initial_length_m if a.initial_length_m is not None else (
+            s.slack_length_m if s.slack_length_m is not None else length)
+        rows.append((ia, ib, ra, rb, tuple(s.kx), s.cx, s.tension_only, rest, a.name))
+    deg = max([len(r[4]) for r in rows] + [1])
+    coeffs = np.array([list(r[4]) + [0.0] * (deg - len(r[4])) for r in rows]).reshape(len(rows), deg)
+    tissues = make_tissue_set([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows]).reshape(-1, 3),
+                              np.array([r[3] for r in rows]).reshape(-1, 3), coeffs, [r[5] for r in rows],
+                              [r[6] for r in rows], [r[7] for r in rows], names=[r[8] for r in rows])
+    extent = float(np.ptp(p0, axis=0).max()) if len(p0) > 1 else 0.1
+    system = MechanicalSystem(bodies, tissues, _no_loads(), gravity_G=np.asarray(project.info.gravity_G, float),
+                              length_scale=max(extent, 0.01))
+    return system, p0, matrix_to_quat(R_GB)
+
+
+def _no_loads() -> PointLoads:
+    return PointLoads.constant(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
+
+
+def _unpack_built(built) -> tuple[Any, np.ndarray, np.ndarray]:
+    """(system, p0_G, q0_GB) from whatever the project builder returned."""
+    if isinstance(built, tuple):
+        if len(built) == 3:
+            return built
+        system, state = built[0], built[1]
+    else:
+        system = getattr(built, "system", built)
+        state = getattr(built, "state", None)
+    if state is None:
+        raise TypeError("the project builder returned no initial state")
+    p, q = state.get_positions()
+    return system, p, q
+
+
+def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True) -> BuiltJoint:
+    """Build the project's mechanical system for a laxity sweep (the project's own loads removed).
+
+    Uses ``jointmodeller.app.build.build_mechanical_system`` when it exists (contact and wrapping as
+    the project says), else :func:`fallback_build`.
+    """
+    try:
+        from jointmodeller.app import build as build_module  # written by the dynamics engineer
+    except ImportError:
+        build_module = None
+    builder = "fallback"
+    if build_module is not None and hasattr(build_module, "build_mechanical_system"):
+        kwargs = {}
+        import inspect
+
+        params = inspect.signature(build_module.build_mechanical_system).parameters
+        if "contact" in params:
+            kwargs["contact"] = contact
+        if "wrapping" in params:
+            kwargs["wrapping"] = wrapping
+        system, p0, q0 = _unpack_built(build_module.build_mechanical_system(project, **kwargs))
+        builder = "app.build"
+    else:
+        system, p0, q0 = fallback_build(project)
+    system = replace(system, loads=_no_loads(), gravity_G=system.gravity_G if gravity else np.zeros(3))
+    by_name = {a.name: a.spring for a in project.attachments}
+    groups = [by_name.get(n, n) for n in system.tissues.names]
+    return BuiltJoint(system, np.asarray(p0, float), np.asarray(q0, float), groups, builder)
+
+
+# ------------------------------------------------------------------------------------------------
+# experiment -> protocol
+# ------------------------------------------------------------------------------------------------
+def find_experiment(project: Project, name: str | None = None) -> Experiment:
+    """The experiment called ``name`` (the first when None); KeyError naming the choices."""
+    if not project.experiments:
+        raise KeyError("the project has no experiments (add one in the Experiments list)")
+    if name is None:
+        return project.experiments[0]
+    for e in project.experiments:
+        if e.name == name:
+            return e
+    raise KeyError(f"no experiment named {name!r}; the project has: " + ", ".join(repr(e.name) for e in project.experiments))
+
+
+def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint) -> JointFrames:
+    """The experiment's JCS frames on the two bodies (see the module docstring for the defaults)."""
+    sys_ = joint.system
+    names = list(sys_.bodies.names)
+    i1, i2 = names.index(experiment.fixed_body), names.index(experiment.moving_body)
+    axes = dict(experiment.axes)
+    unknown = set(axes) - set(AXIS_KEYS)
+    if unknown:
+        raise ValueError(f"experiment {experiment.name!r}: unknown axes {sorted(unknown)}; known: {', '.join(AXIS_KEYS)}")
+    R = quat_to_matrix(joint.q0_GB)
+    p = joint.p0_G
+    R_BL, com_L = sys_.bodies.R_BL, sys_.bodies.com_L
+
+    def point_G(body: int, r_L) -> np.ndarray:
+        return p[body] + R[body] @ (R_BL[body] @ (np.asarray(r_L, float) - com_L[body]))
+
+    def dir_G(body: int, d_L) -> np.ndarray:
+        return R[body] @ (R_BL[body] @ np.asarray(d_L, float))
+
+    ts = sys_.tissues
+    between = [(i, a, b) for i, (a, b) in enumerate(zip(ts.body_a, ts.body_b)) if {int(a), int(b)} == {i1, i2}]
+    if between:
+        ends = [p[int(a)] + R[int(a)] @ ts.r_a_B[i] for i, a, _ in between]
+        ends += [p[int(b)] + R[int(b)] @ ts.r_b_B[i] for i, _, b in between]
+        centre = np.mean(ends, axis=0)
+    else:
+        centre = 0.5 * (p[i1] + p[i2])
+    o1 = point_G(i1, axes["origin_fixed"]) if "origin_fixed" in axes else centre
+    o2 = point_G(i2, axes["origin_moving"]) if "origin_moving" in axes else centre
+    I_G = dir_G(i1, axes["flexion_axis_fixed"]) if "flexion_axis_fixed" in axes else np.array([1.0, 0, 0])
+    K_G = dir_G(i1, axes["long_axis_fixed"]) if "long_axis_fixed" in axes else np.array([0, 0, 1.0])
+    if "long_axis_moving" in axes:
+        k_G = dir_G(i2, axes["long_axis_moving"])
+    else:
+        k_G = centre - p[i2]
+        k_G = k_G - (k_G @ I_G) / (I_G @ I_G) * I_G
+        if np.linalg.norm(k_G) < 1e-9:
+            k_G = K_G
+    R_GI = anatomical_frame(K_G, I_G)
+    R_GM = anatomical_frame(k_G, R_GI[:, 0])
+    R_G1, R_G2 = R[i1] , R[i2]
+    return JointFrames(R_G1.T @ R_GI, R_G1.T @ (o1 - p[i1]), R_G2.T @ R_GM, R_G2.T @ (o2 - p[i2]))
+
+
+def experiment_protocol(project: Project, experiment: Experiment, joint: BuiltJoint,
+                        loads: np.ndarray | None = None) -> LaxityProtocol:
+    """The core protocol of an experiment (loads: override the experiment's sweep)."""
+    names = list(joint.system.bodies.names)
+    for role, body in (("fixed body", experiment.fixed_body), ("moving body", experiment.moving_body)):
+        if body not in names:
+            raise KeyError(f"experiment {experiment.name!r}: {role} {body!r} is not a mass of the project")
+    seq = load_sequence(experiment.max_load, experiment.steps, experiment.unload) if loads is None else loads
+    return LaxityProtocol(names.index(experiment.fixed_body), names.index(experiment.moving_body),
+                          joint_frames(project, experiment, joint), experiment.load_kind, tuple(float(x) for x in seq),
+                          experiment.lever_m, experiment.measure)
+
+
+def load_unit(experiment: Experiment) -> str:
+    return "N·m" if experiment.load_kind == "internal_external" else "N"
+
+
+# ------------------------------------------------------------------------------------------------
+# running
+# ------------------------------------------------------------------------------------------------
+def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "completed", message: str = "",
+                  extra_parameters: dict | None = None) -> RunRecord:
+    """A RunRecord (study "laxity") holding the curves, tissue forces and the summary numbers."""
+    stiff = result.stiffness() if result.loads.size >= 2 and np.ptp(result.measure) > 0 else {}
+    summary = {"laxity": result.laxity, "unit": result.unit, "measure": result.measure_name,
+               "stiffness": stiff, "stiffness_unit": f"{load_unit(experiment)}/{result.unit}",
+               "flexion_deg_unloaded": float(np.degrees(result.reference_coords[0])),
+               "seconds": result.seconds, "steps_solved": int(result.loads.size),
+               "max_residual_N": float(result.residual_N.max()) if result.residual_N.size else 0.0}
+    if experiment.load_kind == "varus_valgus" and stiff:
+        summary["moment_stiffness_Nm_per_" + result.unit] = stiff["secant"] * experiment.lever_m
+    summary = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in summary.items()}
+    summary["stiffness"] = {k: (v if math.isfinite(v) else None) for k, v in stiff.items()}
+    params = {"experiment": experiment.name, "fixed_body": experiment.fixed_body, "moving_body": experiment.moving_body,
+              "load_kind": experiment.load_kind, "max_load": experiment.max_load, "lever_m": experiment.lever_m,
+              "steps": experiment.steps, "unload": experiment.unload, "flexion_deg": experiment.flexion_deg,
+              "measure": experiment.measure, **(extra_parameters or {})}
+    return RunRecord(
+        study="laxity", parameters=params, status=status, message=message,
+        series={"load": result.loads, "measure": result.measure, "jcs": result.coords,
+                "tissue_tension_N": result.tissue_tension_N, "extra_force_N": result.extra_force_N,
+                "moving_p_G": result.pose_p_G, "moving_q_GB": result.pose_q_GB,
+                "iterations": result.iterations.astype(np.int64), "evaluations": result.evaluations.astype(np.int64),
+                "residual_N": result.residual_N},
+        labels={"jcs": list(COORDINATE_NAMES), "tissue_tension_N": list(result.tissue_names),
+                "moving_p_G": ["x", "y", "z"], "moving_q_GB": ["w", "x", "y", "z"]},
+        summary=summary,
+    )
+
+
+def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint | None = None,
+                  loads: np.ndarray | None = None, progress: Progress | None = None,
+                  cancel: Callable[[], bool] | None = None, warm_start: bool = True) -> LaxityResult:
+    """The core sweep of an experiment of ``project`` (builds the joint unless one is given)."""
+    joint = joint or build_joint(project)
+    protocol = experiment_protocol(project, experiment, joint, loads)
+    return run_sweep(joint.system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
+                     progress=progress, cancel=cancel)
+
+
+def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
+               cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None) -> RunRecord:
+    """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
+    when cancel() turned True; "failed" with the message when an equilibrium was not found).
+
+    progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
+    draws the live curve from it.
+    """
+    experiment = find_experiment(project, experiment_name)
+    joint = joint or build_joint(project)
+    try:
+        result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)
+    except SweepCancelled as stop:
+        return result_to_run(stop.partial, experiment, "stopped", "stopped by the user",
+                             {"builder": joint.builder})
+    except Exception as exc:  # the run is stored as failed, with the reason
+        run = RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed",
+                        message=f"{type(exc).__name__}: {exc}")
+        return run
+    run = result_to_run(result, experiment, extra_parameters={"builder": joint.builder})
+    if experiment.measured:
+        run.summary["fit"] = compare_with_measured(run, experiment.measured)
+    return run
+
+
+# ------------------------------------------------------------------------------------------------
+# measured data
+# ------------------------------------------------------------------------------------------------
+def import_measured(project: Project, experiment_name: str | None, csv_path) -> Project:
+    """A copy of ``project`` whose experiment holds the measured points read from ``csv_path``
+    (values converted to the experiment measure's unit). Errors name file, line and column."""
+    experiment = find_experiment(project, experiment_name)
+    _, _, unit = parse_measure(experiment.measure)
+    points = read_measured_csv(csv_path, value_unit=unit)
+    new = replace(experiment, measured=points)
+    return project.with_rows("experiments", tuple(new if e is experiment else e for e in project.experiments))
+
+
+def simulated_at(loads_sim: np.ndarray, values_sim: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Simulated values at measured loads: linear interpolation along the loading curve (one value
+    per load; measured loads outside the simulated range are an error)."""
+    lo = np.asarray(loads_sim, float)
+    va = np.asarray(values_sim, float)
+    order = np.argsort(lo, kind="stable")
+    lo, va = lo[order], va[order]
+    keep = np.concatenate([[True], np.diff(lo) > 0])
+    lo, va = lo[keep], va[keep]
+    loads = np.asarray(loads, float)
+    span = max(abs(lo[0]), abs(lo[-1]), 1e-12)
+    if loads.size and (loads.min() < lo[0] - 1e-9 * span or loads.max() > lo[-1] + 1e-9 * span):
+        raise ValueError(f"measured loads {loads.min():g}..{loads.max():g} exceed the simulated range "
+                         f"{lo[0]:g}..{lo[-1]:g}: raise the experiment's max_load")
+    return np.interp(loads, lo, va)
+
+
+def compare_with_measured(run: RunRecord, measured: tuple[MeasuredPoint, ...]) -> dict:
+    """RMSE and maximum error of the run's curve against measured points (all repeats), and per repeat."""
+    ml = np.array([p.load for p in measured])
+    mv = np.array([p.value for p in measured])
+    mr = np.array([p.repeat for p in measured])
+    sim = simulated_at(run.series["load"], run.series["measure"], ml)
+    out = fit_metrics(sim, mv)
+    out["per_repeat"] = {str(int(r)): fit_metrics(sim[mr == r], mv[mr == r]) for r in np.unique(mr)}
+    out["measured_laxity"] = float(np.ptp(mv))
+    return out
+
+
+def _loads_with_measured(experiment: Experiment, measured_loads: np.ndarray) -> np.ndarray:
+    """The experiment's sweep with the measured loads added (so the fit needs no interpolation)."""
+    base = load_sequence(experiment.max_load, experiment.steps, False, both=True)
+    allv = np.unique(np.round(np.concatenate([base, measured_loads]), 12))
+    pos = allv[allv >= 0]
+    neg = allv[allv < 0][::-1]
+    return np.concatenate([pos, neg])
+
+
+# ------------------------------------------------------------------------------------------------
+# calibration
+# ------------------------------------------------------------------------------------------------
+def scaled_tissue_system(joint: BuiltJoint, group_of_param: list[str], stiffness: np.ndarray,
+                         slack: np.ndarray | None = None):
+    """A copy of the joint's system with tissue coefficients (and rest lengths) of each group scaled.
+
+    Wrapped tissues that the builder made as separate force elements (``WrappedTissue``) are scaled
+    through their ``coeffs``/``rest_length`` when their ``name`` attribute names a group member.
+    """
+    sys_ = joint.system
+    ts = sys_.tissues
+    k_scale = np.ones(ts.count)
+    l_scale = np.ones(ts.count)
+    for j, g in enumerate(group_of_param):
+        rows = np.array([t for t, name in enumerate(joint.tissue_groups) if name == g or ts.names[t] == g], int)
+        k_scale[rows] = stiffness[j]
+        if slack is not None:
+            l_scale[rows] = slack[j]
+    new_ts = replace(ts, coeffs=ts.coeffs * k_scale[:, None, None], rest_length=ts.rest_length * l_scale,
+                     rest_S=ts.rest_S)
+    return replace(sys_, tissues=new_ts)
+
+
+def scaled_project(project: Project, joint: BuiltJoint, groups: list[str], stiffness: np.ndarray,
+                   slack: np.ndarray | None = None, suffix: str = " (calibrated)") -> Project:
+    """The project with spring types (or single tissues) scaled: stiffness multiplies every
+    coefficient; slack multiplies the rest length of the group's attachments (written explicitly)."""
+    springs = list(project.springs)
+    attachments = list(project.attachments)
+    rest_by_name = dict(zip(joint.system.tissues.names, joint.system.tissues.rest_length))
+    spring_names = {s.name for s in springs}
+    for j, g in enumerate(groups):
+        if g in spring_names:  # a spring type: scale it (every attachment using it follows)
+            springs = [replace(s, kx=tuple(float(c) * float(stiffness[j]) for c in s.kx),
+                               ky=tuple(float(c) * float(stiffness[j]) for c in s.ky),
+                               kz=tuple(float(c) * float(stiffness[j]) for c in s.kz)) if s.name == g else s
+                       for s in springs]
+            members = [a.name for a in attachments if a.spring == g]
+        else:  # a single tissue: give it its own scaled spring type
+            a = next(a for a in attachments if a.name == g)
+            base = project.spring(a.spring)
+            own = replace(base, name=f"{base.name} [{g}]", kx=tuple(float(c) * float(stiffness[j]) for c in base.kx))
+            springs.append(own)
+            attachments = [replace(x, spring=own.name) if x.name == g else x for x in attachments]
+            members = [g]
+        if slack is not None:
+            attachments = [replace(x, initial_length_m=float(rest_by_name[x.name] * slack[j]))
+                           if x.name in members and x.name in rest_by_name else x for x in attachments]
+    info = replace(project.info, title=project.info.title + suffix)
+    return replace(project, springs=tuple(springs), attachments=tuple(attachments), info=info)
+
+
+def calibration_groups(project: Project, joint: BuiltJoint, per: str = "spring") -> list[str]:
+    """Parameter groups: spring type names ("spring") or attachment names ("tissue") that have tissues."""
+    if per == "tissue":
+        return [n for n in joint.system.tissues.names]
+    if per != "spring":
+        raise ValueError("calibrate per 'spring' (tissue type) or 'tissue'")
+    seen: list[str] = []
+    for g in joint.tissue_groups:
+        if g not in seen:
+            seen.append(g)
+    return seen
+
+
+def calibrate_experiment(project: Project, experiment_name: str | None = None, *, per: str = "spring",
+                         groups: list[str] | None = None, fit_slack: bool = False,
+                         bounds: tuple[float, float] = (0.05, 20.0), slack_bounds: tuple[float, float] = (0.9, 1.1),
+                         joint: BuiltJoint | None = None,
+                         progress: Callable[[int, float], None] | None = None) -> tuple[Project, CalibrationResult]:
+    """Fit stiffness scale factors (and optionally slack-length scales) of tissue groups to the
+    experiment's measured points. Returns the fitted project (a new version, title marked
+    "(calibrated)"; the given project is unchanged) and the fit. progress(evaluations, rmse)."""
+    experiment = find_experiment(project, experiment_name)
+    if not experiment.measured:
+        raise ValueError(f"experiment {experiment.name!r} has no measured data to calibrate against")
+    joint = joint or build_joint(project)
+    groups = groups or calibration_groups(project, joint, per)
+    ml = np.array([p.load for p in experiment.measured])
+    mv = np.array([p.value for p in experiment.measured])
+    loads = _loads_with_measured(experiment, ml)
+    protocol = experiment_protocol(project, experiment, joint, loads)
+    n = len(groups)
+    evals = [0]
+
+    def simulate(x: np.ndarray) -> np.ndarray:
+        system = scaled_tissue_system(joint, groups, x[:n], x[n:] if fit_slack else None)
+        res = run_sweep(system, protocol, joint.p0_G, joint.q0_GB, tol_N=1e-9)
+        sim = simulated_at(res.loads, res.measure, ml)
+        evals[0] += 1
+        if progress is not None:
+            progress(evals[0], float(np.sqrt(np.mean((sim - mv) ** 2))))
+        return sim
+
+    names = [f"stiffness scale: {g}" for g in groups]
+    x0 = np.ones(n)
+    lower, upper = np.full(n, bounds[0]), np.full(n, bounds[1])
+    if fit_slack:
+        names += [f"slack scale: {g}" for g in groups]
+        x0 = np.ones(2 * n)
+        lower = np.concatenate([lower, np.full(n, slack_bounds[0])])
+        upper = np.concatenate([upper, np.full(n, slack_bounds[1])])
+    fit = calibrate(simulate, mv, x0, lower, upper, names)
+    fitted = scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
+    return fitted, fit
+
+
+# ------------------------------------------------------------------------------------------------
+# parameter study
+# ------------------------------------------------------------------------------------------------
+def laxity_case(case: dict) -> dict:
+    """One parameter-study case (module-level, picklable): {"project": Project, "experiment": name,
+    "stiffness": {group: scale}, "slack": {group: scale}} -> laxity and the curve."""
+    project: Project = case["project"]
+    experiment = find_experiment(project, case.get("experiment"))
+    joint = build_joint(project)
+    stiff = case.get("stiffness", {}) or {}
+    slack = case.get("slack", {}) or {}
+    groups = sorted(set(stiff) | set(slack))
+    if groups:
+        joint = replace(joint, system=scaled_tissue_system(
+            joint, groups, np.array([stiff.get(g, 1.0) for g in groups]),
+            np.array([slack.get(g, 1.0) for g in groups]) if slack else None))
+    res = sweep_project(project, experiment, joint=joint)
+    return {"stiffness": dict(stiff), "slack": dict(slack), "laxity": res.laxity,
+            "loads": res.loads.tolist(), "values": res.measure.tolist()}
+
+
+def one_at_a_time_cases(groups: list[str], scales=(0.5, 0.75, 1.0, 1.5, 2.0)) -> list[dict]:
+    """Stiffness of each group alone at each scale (the others at 1)."""
+    return [{"stiffness": {g: float(s)}} for g in groups for s in scales]
+
+
+def parameter_study(project: Project, experiment_name: str | None, cases: list[dict], *, scheduler: Any = None,
+                    max_workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+                    case_fn: Callable[[dict], dict] = laxity_case) -> RunRecord:
+    """Run independent laxity cases through an executor (local processes, or Dask when ``scheduler``
+    is an address or Client) and collect them into one RunRecord (study "laxity_study")."""
+    t0 = time.perf_counter()
+    full = [{"project": project, "experiment": experiment_name, **c} for c in cases]
+    results = run_cases(case_fn, full, scheduler=scheduler, max_workers=max_workers, progress=progress)
+    return study_run(results, executor="dask" if scheduler is not None else "processes",
+                     seconds=time.perf_counter() - t0)
+
+
+def study_run(results: list[dict], executor: str, seconds: float = 0.0) -> RunRecord:
+    """Stack case results (dicts with stiffness/slack/laxity/loads/values) into a RunRecord."""
+    keys = sorted({f"stiffness:{g}" for r in results for g in r.get("stiffness", {})}
+                  | {f"slack:{g}" for r in results for g in r.get("slack", {})})
+    P = np.array([[r.get(k.split(":", 1)[0], {}).get(k.split(":", 1)[1], 1.0) for k in keys] for r in results],
+                 float).reshape(len(results), len(keys))
+    lax = np.array([r["laxity"] for r in results], float)
+    width = max((len(r["values"]) for r in results), default=0)
+    curves = np.full((len(results), width), np.nan)
+    loads = np.full((len(results), width), np.nan)
+    for i, r in enumerate(results):
+        curves[i, : len(r["values"])] = r["values"]
+        loads[i, : len(r["loads"])] = r["loads"]
+    return RunRecord(study="laxity_study", parameters={"executor": executor, "cases": len(results)},
+                     series={"parameters": P, "laxity": lax, "loads": loads, "values": curves},
+                     labels={"parameters": keys},
+                     summary={"laxity_min": float(np.nanmin(lax)) if lax.size else None,
+                              "laxity_max": float(np.nanmax(lax)) if lax.size else None, "seconds": seconds})
+
+
+# ------------------------------------------------------------------------------------------------
+# report and the CLI entry
+# ------------------------------------------------------------------------------------------------
+def experiment_dict(experiment: Experiment) -> dict:
+    return {"name": experiment.name, "fixed_body": experiment.fixed_body, "moving_body": experiment.moving_body,
+            "load_kind": experiment.load_kind, "max_load": experiment.max_load, "lever_m": experiment.lever_m,
+            "steps": experiment.steps, "unload": experiment.unload, "flexion_deg": experiment.flexion_deg,
+            "measure": experiment.measure, "measured_points": len(experiment.measured)}
+
+
+def tissue_parameters(project: Project) -> dict:
+    """Spring type and attachment parameters for the summary (what the curves were computed with)."""
+    return {"springs": {s.name: {"kx": list(s.kx), "tension_only": s.tension_only, "slack_length_m": s.slack_length_m}
+                        for s in project.springs},
+            "attachments": {a.name: {"spring": a.spring, "initial_length_m": a.initial_length_m} for a in project.attachments}}
+
+
+def write_report(out_dir, project: Project, experiment: Experiment, run: RunRecord, *,
+                 calibration: CalibrationResult | None = None, calibrated_run: RunRecord | None = None,
+                 study: RunRecord | None = None, extra: dict | None = None) -> dict:
+    """Write summary.json, curve CSVs, PNG plots and report.html into ``out_dir``; returns the summary."""
+    from jointmodeller.io import report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    unit = run.summary.get("unit", "")
+    lunit = load_unit(experiment)
+    files = []
+    cols = {"load": run.series["load"], f"{experiment.measure}": run.series["measure"]}
+    for j, name in enumerate(COORDINATE_NAMES):
+        cols[f"{name}_{'deg' if j < 3 else 'mm'}"] = run.series["jcs"][:, j] * (np.degrees(1) if j < 3 else 1000.0)
+    for j, name in enumerate(run.labels.get("tissue_tension_N", [])):
+        cols[f"tension_N:{name}"] = run.series["tissue_tension_N"][:, j]
+    cols["extra_force_N"] = run.series["extra_force_N"]
+    files.append(report.write_curve_csv(out / "curve.csv", cols))
+    measured = None
+    if experiment.measured:
+        measured = (np.array([p.load for p in experiment.measured]), np.array([p.value for p in experiment.measured]),
+                    np.array([p.repeat for p in experiment.measured]))
+        files.append(report.write_curve_csv(out / "measured.csv", {"load": measured[0], "value": measured[1],
+                                                                   "repeat": measured[2]}))
+    extra_curves = {}
+    if calibrated_run is not None:
+        extra_curves["calibrated model"] = (calibrated_run.series["load"], calibrated_run.series["measure"])
+        files.append(report.write_curve_csv(out / "curve_calibrated.csv", {"load": calibrated_run.series["load"],
+                                                                          experiment.measure: calibrated_run.series["measure"]}))
+    images = [report.plot_curve(out / "curve.png", run.series["load"], run.series["measure"],
+                                xlabel=f"load [{lunit}]", ylabel=f"{experiment.measure.replace('_', ' ')}",
+                                title=f"{experiment.name}", measured=measured, extra_curves=extra_curves)]
+    if run.series["tissue_tension_N"].size:
+        images.append(report.plot_tissue_forces(out / "tissue_forces.png", run.series["load"],
+                                                run.series["tissue_tension_N"], run.labels.get("tissue_tension_N", []),
+                                                xlabel=f"load [{lunit}]", title="tissue forces"))
+    files += images
+    summary = {"title": f"{project.info.title}: {experiment.name}", "project": project.info.title,
+               "experiment": experiment_dict(experiment), **run.summary, "status": run.status,
+               "parameters": tissue_parameters(project)}
+    if calibration is not None:
+        summary["calibration"] = calibration.as_dict()
+        if calibrated_run is not None:
+            summary["calibrated"] = {k: calibrated_run.summary.get(k) for k in ("laxity", "stiffness", "fit")}
+    if study is not None:
+        files.append(report.write_curve_csv(out / "study.csv", {
+            **{k: study.series["parameters"][:, j] for j, k in enumerate(study.labels["parameters"])},
+            "laxity": study.series["laxity"]}))
+        summary["study"] = {**study.summary, **study.parameters}
+    summary.update(extra or {})
+    summary["files"] = sorted({Path(f).name for f in files} | {"summary.json", "report.html"})
+    report.write_summary_json(out / "summary.json", summary)
+    report.write_html_summary(out / "report.html", summary, images)
+    return summary
+
+
+def laxity_command(project_path, experiment: str | None = None, data=None, calibrate: bool = False,
+                   out_dir="laxity-report", scheduler: str | None = None,
+                   progress: Callable[[str, int, int], None] | None = None, *, per: str = "spring",
+                   fit_slack: bool = False, study_cases: list[dict] | None = None) -> dict:
+    """``jointmodeller laxity PROJECT [--experiment NAME] [--data FILE] [--calibrate] [--scheduler ADDR]
+    --out DIR``: replay, compare, calibrate, study and report; returns the summary (summary.json).
+
+    The run is stored in the project file; a calibrated project goes to ``<out>/<stem>-calibrated.jmdb``
+    (the original is kept). With ``scheduler`` (or ``study_cases``) a one-at-a-time stiffness study
+    runs through the executor (Dask at that address; local processes when only cases are given).
+    progress(stage, done, total) with stage "sweep", "calibrate", "study".
+    """
+    from jointmodeller.persistence.store import ProjectStore, load_project, save_project
+
+    project_path = Path(project_path)
+    project = load_project(project_path)
+    exp = find_experiment(project, experiment)
+    if data is not None:
+        project = import_measured(project, exp.name, data)
+        exp = find_experiment(project, exp.name)
+    joint = build_joint(project)
+    total = len(load_sequence(exp.max_load, exp.steps, exp.unload))
+    run = run_laxity(project, exp.name, None if progress is None else (lambda i, n, lo, v: progress("sweep", i, n)),
+                     joint=joint)
+    if run.status == "failed":
+        raise RuntimeError(f"laxity sweep failed: {run.message}")
+    with ProjectStore(project_path) as store:
+        store.save_run(run)
+    fit = cal_run = None
+    extra: dict = {}
+    if calibrate:
+        fitted, fit = calibrate_experiment(project, exp.name, per=per, fit_slack=fit_slack, joint=joint,
+                                           progress=None if progress is None else (lambda i, r: progress("calibrate", i, 0)))
+        out_project = Path(out_dir) / f"{project_path.stem}-calibrated{project_path.suffix or '.jmdb'}"
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        if out_project.exists():
+            out_project.unlink()
+        save_project(out_project, fitted)
+        cal_run = run_laxity(fitted, exp.name)
+        cal_run.parameters["calibrated_from"] = str(project_path)
+        with ProjectStore(out_project) as store:
+            store.save_run(cal_run)
+        extra["calibrated_project"] = str(out_project)
+        extra["parameters_fitted"] = tissue_parameters(fitted)
+    study = None
+    if scheduler is not None or study_cases is not None:
+        cases = study_cases or one_at_a_time_cases(calibration_groups(project, joint))
+        study = parameter_study(project, exp.name, cases, scheduler=scheduler,
+                                progress=None if progress is None else (lambda i, n: progress("study", i, n)))
+        with ProjectStore(project_path) as store:
+            store.save_run(study)
+    extra["run_id"] = run.id
+    extra["steps"] = total
+    return write_report(out_dir, project, exp, run, calibration=fit, calibrated_run=cal_run, study=study, extra=extra)

@@ -1,0 +1,151 @@
+"""App-level laxity use cases on a synthetic project: run, store, import data, compare, calibrate,
+report and the CLI entry (laxity_command)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from jointmodeller.app.laxity import (
+    calibrate_experiment,
+    compare_with_measured,
+    find_experiment,
+    import_measured,
+    laxity_command,
+    run_laxity,
+    simulated_at,
+    write_report,
+)
+from jointmodeller.io.measured_csv import write_measured_csv
+from jointmodeller.model.specs import MeasuredPoint
+from jointmodeller.persistence.store import ProjectStore, load_project, save_project
+
+
+def measured_from(project, noise=0.0, repeats=(0,)):
+    run = run_laxity(project)
+    assert run.status == "completed", run.message
+    rng = np.random.default_rng(1)
+    return tuple(MeasuredPoint(float(lo), float(v + rng.normal(0, noise) if noise else v), r)
+                 for r in repeats for lo, v in zip(run.series["load"], run.series["measure"]))
+
+
+def test_run_is_a_mirrored_curve_and_round_trips_through_the_store(project, tmp_path):
+    run = run_laxity(project)
+    assert run.status == "completed"
+    lo, va = run.series["load"], run.series["measure"]
+    pos, neg = lo > 0, lo < 0
+    np.testing.assert_allclose(va[pos], -va[neg], rtol=1e-6, atol=1e-9)
+    assert run.summary["laxity"] == pytest.approx(np.ptp(va))
+    assert run.labels["tissue_tension_N"][:2] == ["lateral collateral anterior", "lateral collateral posterior"]
+    path = tmp_path / "p.jmdb"
+    save_project(path, project)
+    with ProjectStore(path) as store:
+        rid = store.save_run(run)
+        back = store.load_run(rid)
+    assert back.study == "laxity"
+    np.testing.assert_array_equal(back.series["measure"], va)
+    assert back.summary["laxity"] == pytest.approx(run.summary["laxity"])
+
+
+def test_stiffer_ligaments_give_less_laxity(make_project):
+    soft = run_laxity(make_project()).summary["laxity"]
+    stiff = run_laxity(make_project(lateral_k=4e5, medial_k=4e5)).summary["laxity"]
+    assert stiff < 0.7 * soft
+
+
+def test_progress_and_stop(project):
+    seen = []
+    run = run_laxity(project, progress=lambda i, n, lo, v: seen.append((i, n)))
+    assert seen[-1] == (9, 9)
+    stopped = run_laxity(project, cancel=lambda: True)
+    assert stopped.status == "stopped"
+    assert stopped.series["load"].size == 0
+
+
+def test_unknown_experiment_is_named(project):
+    with pytest.raises(KeyError, match="'vv'"):
+        find_experiment(project, "nope")
+
+
+def test_import_and_compare(project, tmp_path, make_project):
+    truth = make_project(lateral_k=3e5)
+    pts = measured_from(truth)
+    write_measured_csv(tmp_path / "m.csv", pts, "varus_valgus_deg")
+    with_data = import_measured(project, "vv", tmp_path / "m.csv")
+    assert find_experiment(with_data, "vv").measured == pts
+    assert find_experiment(project, "vv").measured == ()  # the original is untouched
+    run = run_laxity(with_data)
+    fit = run.summary["fit"]
+    sim = simulated_at(run.series["load"], run.series["measure"], np.array([p.load for p in pts]))
+    err = sim - np.array([p.value for p in pts])
+    assert fit["rmse"] == pytest.approx(np.sqrt(np.mean(err**2)))
+    assert fit["max_abs_error"] == pytest.approx(np.abs(err).max())
+    assert fit["max_abs_error"] > 0.01
+    same = compare_with_measured(run_laxity(truth), pts)
+    assert same["rmse"] < 1e-9
+
+
+def test_simulated_at_rejects_loads_beyond_the_sweep():
+    with pytest.raises(ValueError, match="exceed the simulated range"):
+        simulated_at(np.array([0.0, 10.0, -10.0]), np.array([0.0, 1.0, -1.0]), np.array([20.0]))
+
+
+def test_calibration_recovers_stiffness_scales_and_keeps_the_original(project, make_project):
+    truth = make_project(lateral_k=2e5 * 1.3, medial_k=2e5 * 0.8)
+    exp = replace(find_experiment(project, "vv"), measured=measured_from(truth))
+    # the 'measured' loads include values between the sweep's steps
+    data = exp.measured + (MeasuredPoint(7.0, float(run_laxity(replace(truth, experiments=(replace(
+        exp, steps=21),))).series["measure"][7]), 1),)
+    start = project.with_rows("experiments", (replace(exp, measured=data),))
+    fitted, fit = calibrate_experiment(start, "vv")
+    scales = dict(zip(fit.names, fit.x))
+    assert scales["stiffness scale: lateral collateral"] == pytest.approx(1.3, rel=0.02)
+    assert scales["stiffness scale: medial collateral"] == pytest.approx(0.8, rel=0.02)
+    assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * scales["stiffness scale: lateral collateral"])
+    assert start.spring("lateral collateral").kx[0] == 2e5
+    assert fitted.info.title.endswith("(calibrated)")
+    assert np.all(np.isfinite(fit.std))
+
+
+def test_report_files(project, tmp_path):
+    exp = replace(find_experiment(project, "vv"), measured=measured_from(project, noise=0.02, repeats=(1, 2)))
+    project = project.with_rows("experiments", (exp,))
+    run = run_laxity(project)
+    summary = write_report(tmp_path, project, exp, run)
+    for name in ("summary.json", "report.html", "curve.csv", "measured.csv", "curve.png", "tissue_forces.png"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    on_disk = json.loads((tmp_path / "summary.json").read_text())
+    assert on_disk["laxity"] == pytest.approx(summary["laxity"])
+    assert on_disk["fit"]["rmse"] > 0
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (tmp_path / "report.html").read_text()
+    assert "data:image/png;base64" in html and "laxity" in html
+    header = (tmp_path / "curve.csv").read_text().splitlines()[0]
+    assert header.startswith("load,varus_valgus_deg,flexion_deg")
+
+
+def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
+    truth = make_project(lateral_k=2e5 * 1.2, medial_k=2e5 * 1.2)
+    write_measured_csv(tmp_path / "m.csv", measured_from(truth), "varus_valgus_deg")
+    path = tmp_path / "joint.jmdb"
+    save_project(path, make_project())
+    stages = set()
+    summary = laxity_command(path, data=tmp_path / "m.csv", calibrate=True, out_dir=tmp_path / "out",
+                             progress=lambda stage, i, n: stages.add(stage))
+    assert {"sweep", "calibrate"} <= stages
+    assert summary["fit"]["rmse"] > 0.01
+    fitted = summary["calibration"]["parameters"]
+    assert fitted["stiffness scale: lateral collateral"]["fitted"] == pytest.approx(1.2, rel=0.02)
+    assert summary["calibrated"]["laxity"] == pytest.approx(np.ptp([p.value for p in measured_from(truth)]), rel=0.01)
+    original = load_project(path)
+    assert original.spring("lateral collateral").kx[0] == 2e5  # original kept
+    calibrated = load_project(summary["calibrated_project"])
+    assert calibrated.spring("lateral collateral").kx[0] == pytest.approx(2.4e5, rel=0.02)
+    with ProjectStore(path) as store:
+        assert [r.study for r in store.list_runs()] == ["laxity"]
+    with ProjectStore(summary["calibrated_project"]) as store:
+        assert [r.study for r in store.list_runs()] == ["laxity"]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["calibration"]["success"]
