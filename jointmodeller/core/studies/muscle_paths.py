@@ -1,0 +1,432 @@
+"""Muscle path lengths and moment arms over a coordinate range (OpenSim's path model).
+
+The project's masses and mobilizers become a mobilizer-backend system (``build_multibody``; a
+mass's body frame B is its L frame). Each attachment becomes a path of points fixed on bodies
+(conditional via points active inside their coordinate range) that wraps over analytic obstacles
+with OpenSim's rules (``core.geometry.wrap_analytic`` plus OpenSim's choice of segment and
+iteration over several wrap objects). At each sample of the swept coordinate the study reports
+
+* the path length L(q),
+* the moment arm by the generalized-force method (seed 002): apply unit tension along every
+  straight stretch of the path, map the point forces through the point Jacobians to generalized
+  forces; for coordinate k this is r_k = −∂L/∂q_k, including couplers (dependent coordinates'
+  generalized forces times ∂q_dep/∂q_k),
+* the moment arm by excursion, −ΔL/Δq by central differences, as an independent check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+from scipy.spatial.transform import Rotation
+
+from jointmodeller.core.geometry import wrap_analytic as wa
+from jointmodeller.core.multibody import functions as mbf
+from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
+from jointmodeller.model.specs import GROUND, Attachment, FunctionSpec, JointSpec, Project, WrapObject
+
+FRAME_EULER = "XYZ"
+"""Euler sequence of joint and wrap-object frames (OpenSim's body-fixed X-Y-Z, scipy intrinsic)."""
+EXCURSION_STEP = 1e-4
+WRAP_CONVERGENCE_M = 0.0005
+
+
+def _frame_T(frame) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_euler(FRAME_EULER, np.radians(frame.euler_deg)).as_matrix()
+    T[:3, 3] = frame.origin_L
+    return T
+
+
+def _backend_function(fn: FunctionSpec, coords: tuple[str, ...]) -> mbf.Function:
+    """FunctionSpec of one of the mobilizer's coordinates -> backend Function."""
+    arg = coords.index(fn.coordinates[0]) if fn.coordinates else 0
+    if fn.kind == "constant" or not fn.coordinates:
+        return mbf.Constant(float(fn.values[0]))
+    if fn.kind == "linear":
+        c = np.zeros(len(coords))
+        c[arg] = fn.values[0]
+        return mbf.Linear(c, float(fn.values[1]))
+    if fn.kind == "polynomial":
+        return mbf.Polynomial(list(fn.values), arg)
+    if fn.kind == "spline":
+        return mbf.Spline(list(fn.x), list(fn.values), arg)
+    raise ValueError(f"function kind {fn.kind!r} is not supported by the mobilizer backend")
+
+
+@dataclass
+class MultibodyModel:
+    """A project's bodies as a mobilizer-backend system, with name lookups.
+
+    body: mass name -> body index (ground -1); qindex: coordinate name -> index into q;
+    couplers: (dependent q index, independent q index, FunctionSpec) from coordinate_coupler
+    constraints (dependent coordinates follow their function); uindex: coordinate -> index into u.
+    """
+
+    system: MultibodySystem
+    body: dict[str, int]
+    qindex: dict[str, int]
+    q0: np.ndarray
+    couplers: list[tuple[int, int, FunctionSpec]] = field(default_factory=list)
+    uindex: dict[str, int] = field(default_factory=dict)
+
+    def apply_couplers(self, q: np.ndarray) -> np.ndarray:
+        q = np.array(q, float)
+        for dep, ind, fn in self.couplers:
+            q[dep] = _eval(fn, q[ind])
+        return q
+
+
+def _eval(fn: FunctionSpec, x: float, deriv: int = 0) -> float:
+    if fn.kind == "constant":
+        return fn.values[0] if deriv == 0 else 0.0
+    if fn.kind == "linear":
+        return fn.values[0] * x + fn.values[1] if deriv == 0 else fn.values[0]
+    if fn.kind == "polynomial":
+        c = np.asarray(fn.values, float)
+        if deriv:
+            c = np.polynomial.polynomial.polyder(c)
+        return float(np.polynomial.polynomial.polyval(x, c))
+    if fn.kind == "piecewise_linear":
+        if deriv == 0:
+            return float(np.interp(x, fn.x, fn.values))
+        k = int(np.clip(np.searchsorted(fn.x, x) - 1, 0, len(fn.x) - 2))
+        return (fn.values[k + 1] - fn.values[k]) / (fn.x[k + 1] - fn.x[k])
+    return float(CubicSpline(fn.x, fn.values, bc_type="natural")(x, deriv))
+
+
+def build_multibody(project: Project) -> MultibodyModel:
+    """Mobilizer-backend system of a project's masses (B = L frames; joints from JointSpec)."""
+    order: list = []
+    placed = {GROUND}
+    rest = list(project.masses)
+    while rest:
+        before = len(rest)
+        for m in list(rest):
+            par = m.joint.parent if m.joint else GROUND
+            if par in placed:
+                order.append(m)
+                placed.add(m.name)
+                rest.remove(m)
+        if len(rest) == before:
+            raise ValueError(f"mobilizer parents of {[m.name for m in rest]} do not reach ground")
+    index = {m.name: i for i, m in enumerate(order)}
+    index[GROUND] = -1
+    bodies, q0_parts, qnames, unames = [], [], [], []
+    for m in order:
+        j: JointSpec | None = m.joint
+        if j is None:
+            T = np.eye(4)
+            T[:3, :3] = Rotation.from_euler(m.euler_sequence, np.radians(m.euler_deg)).as_matrix()
+            T[:3, 3] = np.asarray(m.position_G) - T[:3, :3] @ np.asarray(m.com_L)
+            mob = MobilizerSpec("weld" if m.fixed else "free", -1, T, np.eye(4))
+            q0 = [] if m.fixed else [1.0, 0, 0, 0, 0, 0, 0]
+            names = [""] * len(q0)
+            un = [""] * (0 if m.fixed else 6)
+        else:
+            params = dict(j.parameters)
+            kind = j.type
+            q0 = list(j.default_q) if j.default_q else [0.0] * len(j.coordinates)
+            names = list(j.coordinates)
+            un = list(names)
+            mp: dict = {}
+            fns: dict = {}
+            if kind == "custom":
+                mp["coordinates"] = len(j.coordinates)
+                mp["rotation_axes"] = np.array([[params.get(f"rotation{i}_{c}", float(i - 1 == k))
+                                                 for k, c in enumerate("xyz")] for i in (1, 2, 3)])
+                mp["translation_axes"] = np.array([[params.get(f"translation{i}_{c}", float(i - 1 == k))
+                                                    for k, c in enumerate("xyz")] for i in (1, 2, 3)])
+                keys = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
+                for key, fn in zip(keys, j.functions):
+                    fns[key] = _backend_function(fn, j.coordinates)
+            elif kind == "ellipsoid":
+                mp["radii"] = (params.get("a", 1.0), params.get("b", 1.0), params.get("c", 1.0))
+            elif kind == "screw":
+                mp["pitch"] = params.get("pitch", 0.0)
+            elif kind == "free" and len(q0) == 6:
+                quat = Rotation.from_euler(FRAME_EULER, q0[:3]).as_quat()
+                q0 = [quat[3], quat[0], quat[1], quat[2], *q0[3:6]]
+                names, un = [""] * 7, [""] * 6
+            mob = MobilizerSpec(kind, index[j.parent], _frame_T(j.frame_parent), _frame_T(j.frame_child),
+                                mp, fns, bool(j.reversed))
+        I = np.asarray(m.inertia_L, float)
+        bodies.append(BodySpec(m.name, float(m.mass_kg), np.asarray(m.com_L, float), I, mob))
+        q0_parts += q0
+        qnames += names
+        unames += un
+    system = MultibodySystem(bodies, gravity_G=project.info.gravity_G)
+    qindex = {n: k for k, n in enumerate(qnames) if n}
+    uindex = {n: k for k, n in enumerate(unames) if n}
+    couplers = []
+    for c in project.constraints:
+        if c.kind == "coordinate_coupler" and c.function is not None and len(c.coordinates) == 2 \
+                and all(n in qindex for n in c.coordinates):
+            couplers.append((qindex[c.coordinates[0]], qindex[c.coordinates[1]], c.function))
+    model = MultibodyModel(system, index, qindex, np.asarray(q0_parts, float), couplers, uindex)
+    model.q0 = model.apply_couplers(model.q0)
+    return model
+
+
+# --------------------------------------------------------------------------------------------------
+# Paths
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PathWrap:
+    """A wrap object used by a path: body index, pose of its frame W in B, kind, dimensions,
+    quadrant, and the 1-based point range it may wrap (-1 = path ends)."""
+
+    name: str
+    body: int
+    R_BW: np.ndarray
+    p_BW: np.ndarray
+    kind: str
+    dims: tuple[float, ...]
+    quadrant: str = "all"
+    start: int = -1
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """A path's points (in order): body index (m,), r_B (m, 3), conditional coordinate q index
+    (-1 = always active) and range (m, 2); its wrap objects in order."""
+
+    name: str
+    body: np.ndarray
+    r_B: np.ndarray
+    cond: np.ndarray
+    cond_range: np.ndarray
+    wraps: tuple[PathWrap, ...] = ()
+
+
+def path_spec(model: MultibodyModel, att: Attachment, wrap_objects: Sequence[WrapObject],
+              ranges: Sequence[tuple[int, int]] | None = None) -> PathSpec:
+    """PathSpec of an attachment; ``ranges`` gives each wrap's 1-based point range (default all)."""
+    pts = [(att.body_a, att.point_a_L, "", 0.0, 0.0)]
+    pts += [(v.body, v.point_L, v.coordinate, v.range_min, v.range_max) for v in att.via_points]
+    pts.append((att.body_b, att.point_b_L, "", 0.0, 0.0))
+    by_name = {w.name: w for w in wrap_objects}
+    wraps = []
+    for k, name in enumerate(att.wrap_objects):
+        w = by_name[name]
+        T = _frame_T(w.frame)
+        s, e = (ranges[k] if ranges is not None and k < len(ranges) else (-1, -1))
+        wraps.append(PathWrap(name, model.body[w.body], T[:3, :3], T[:3, 3], w.kind, tuple(w.dimensions_m),
+                              w.quadrant, int(s), int(e)))
+    return PathSpec(
+        att.name,
+        np.array([model.body[b] for b, *_ in pts], int),
+        np.array([p for _, p, *_ in pts], float).reshape(-1, 3),
+        np.array([model.qindex.get(c, -1) if c else -1 for _, _, c, *_ in pts], int),
+        np.array([[lo, hi] for *_, lo, hi in pts], float).reshape(-1, 2),
+        tuple(wraps),
+    )
+
+
+@dataclass
+class _Pt:
+    body: int
+    r_B: np.ndarray
+    wrap: int = -1  # index of the path's wrap object for automatic wrap points
+    arc: float = 0.0  # surface length from the previous wrap point (second wrap point only)
+
+
+@dataclass
+class PathState:
+    """The path at one pose: its points (body, r_B, wrap id), their positions x_G (k, 3), length."""
+
+    points: list
+    x_G: np.ndarray
+    length: float
+
+
+def _to_G(kin, body: int, r: np.ndarray) -> np.ndarray:
+    if body < 0:
+        return r
+    return kin.p_GB[body] + kin.R_GB[body] @ r
+
+
+def _to_B(kin, body: int, x: np.ndarray) -> np.ndarray:
+    if body < 0:
+        return x
+    return kin.R_GB[body].T @ (x - kin.p_GB[body])
+
+
+def _length(kin, pts: list[_Pt]) -> float:
+    total = 0.0
+    for a, b in zip(pts[:-1], pts[1:]):
+        if a.wrap >= 0 and a.wrap == b.wrap:
+            total += b.arc
+        else:
+            total += float(np.linalg.norm(_to_G(kin, b.body, b.r_B) - _to_G(kin, a.body, a.r_B)))
+    return total
+
+
+def _wrap_segment(kin, w: PathWrap, a: _Pt, b: _Pt, single: bool) -> wa.WrapResult:
+    xa = w.R_BW.T @ (_to_B(kin, w.body, _to_G(kin, a.body, a.r_B)) - w.p_BW)
+    xb = w.R_BW.T @ (_to_B(kin, w.body, _to_G(kin, b.body, b.r_B)) - w.p_BW)
+    if w.kind == "cylinder":
+        return wa.wrap_cylinder(xa, xb, w.dims[0], w.dims[1], w.quadrant, single=single)
+    if w.kind == "ellipsoid":
+        return wa.wrap_ellipsoid(xa, xb, w.dims, w.quadrant)
+    if w.kind == "sphere":
+        return wa.wrap_sphere(xa, xb, w.dims[0], w.quadrant)
+    return wa.WrapResult(wa.NO_WRAP)  # tori: not wrapped (listed by the importer)
+
+
+def calc_path(model: MultibodyModel, path: PathSpec, q: np.ndarray, kin=None) -> PathState:
+    """The wrapped path at coordinates q, following OpenSim's GeometryPath rules."""
+    kin = kin or model.system.kinematics(q)
+    n_orig = len(path.body)
+    active = np.ones(n_orig, bool)
+    for k in range(n_orig):
+        c = path.cond[k]
+        if c >= 0:
+            active[k] = path.cond_range[k, 0] <= q[c] <= path.cond_range[k, 1]
+    orig = {k: _Pt(int(path.body[k]), path.r_B[k]) for k in range(n_orig)}
+    pts: list[_Pt] = [orig[k] for k in range(n_orig) if active[k]]
+    nw = len(path.wraps)
+    order = list(range(nw))
+    results = [wa.NO_WRAP] * nw
+    last = np.inf
+    for kk in range(1 if nw < 2 else 8):
+        for i in range(nw):
+            wid = order[i]
+            w = path.wraps[wid]
+            results[i] = wa.NO_WRAP
+            pts = [p for p in pts if p.wrap != wid]
+            ws = 0 if w.start < 1 else w.start - 1
+            we = n_orig - 1 if w.end < 1 else min(w.end - 1, n_orig - 1)
+            fwd = next((k for k in range(ws, we + 1) if active[k]), None)
+            rev = next((k for k in range(we, ws - 1, -1) if active[k]), None)
+            if fwd is None or rev is None:
+                return PathState(pts, np.array([_to_G(kin, p.body, p.r_B) for p in pts]), _length(kin, pts))
+            start = next(j for j, p in enumerate(pts) if p is orig[fwd])
+            end = next(j for j, p in enumerate(pts) if p is orig[rev])
+            best, best_at, min_change = None, -1, np.inf
+            for j in range(start, end):
+                a, b = pts[j], pts[j + 1]
+                if a.wrap >= 0 and b.wrap >= 0 and a.wrap == b.wrap:
+                    continue
+                res = _wrap_segment(kin, w, a, b, single=(nw == 1))
+                results[i] = res.status
+                if res.status == wa.MANDATORY:
+                    best, best_at = res, j
+                    break
+                if res.status == wa.WRAPPED:
+                    xa, xb = _to_G(kin, a.body, a.r_B), _to_G(kin, b.body, b.r_B)
+                    r1 = _to_G(kin, w.body, w.R_BW @ res.r1 + w.p_BW)
+                    r2 = _to_G(kin, w.body, w.R_BW @ res.r2 + w.p_BW)
+                    change = (np.linalg.norm(r1 - xa) + res.length + np.linalg.norm(xb - r2)
+                              - np.linalg.norm(xb - xa))
+                    if change < min_change:
+                        best, best_at, min_change = res, j, change
+            if best is not None and len(best.points):
+                p1 = _Pt(w.body, w.R_BW @ best.r1 + w.p_BW, wid, 0.0)
+                p2 = _Pt(w.body, w.R_BW @ best.r2 + w.p_BW, wid, best.length)
+                pts[best_at + 1:best_at + 1] = [p1, p2]
+        length = _length(kin, pts)
+        if abs(length - last) < WRAP_CONVERGENCE_M:
+            break
+        last = length
+        if kk == 0 and nw > 1 and results[0] == wa.NO_WRAP and results[1] == wa.INSIDE:
+            order[0], order[1] = 1, 0
+            pts = [p for p in pts if p.wrap != 0]
+    x_G = np.array([_to_G(kin, p.body, p.r_B) for p in pts])
+    return PathState(pts, x_G, _length(kin, pts))
+
+
+def generalized_forces(model: MultibodyModel, state: PathState, kin) -> np.ndarray:
+    """Generalized forces (nu,) of unit tension along the path's straight stretches (wrap arcs are
+    internal to their obstacle's body): τ = Σ J_pointᵀ f."""
+    system = model.system
+    Jw, Jv = system.jacobians(kin)
+    tau = np.zeros(system.nu)
+    pts = state.points
+    for k in range(len(pts) - 1):
+        a, b = pts[k], pts[k + 1]
+        if a.wrap >= 0 and a.wrap == b.wrap:
+            continue
+        xa, xb = state.x_G[k], state.x_G[k + 1]
+        e = xb - xa
+        n = np.linalg.norm(e)
+        if n == 0:
+            continue
+        e /= n
+        for body, x, f in ((a.body, xa, e), (b.body, xb, -e)):
+            if body < 0:
+                continue
+            tau += Jv[body].T @ f + Jw[body].T @ np.cross(x - kin.p_GB[body], f)
+    return tau
+
+
+@dataclass
+class MusclePathResult:
+    """Path lengths and moment arms over a sweep of one coordinate.
+
+    values (n,) [rad or m]; names (m,) attachment names; length (n, m) [m]; moment_arm (n, m) [m]
+    by the generalized-force method; moment_arm_excursion (n, m) by −ΔL/Δq; wrapped (n, m) bool
+    (any wrap object in use).
+    """
+
+    coordinate: str
+    values: np.ndarray
+    names: list[str]
+    length: np.ndarray
+    moment_arm: np.ndarray
+    moment_arm_excursion: np.ndarray
+    wrapped: np.ndarray
+
+
+def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
+                 attachments: Sequence[str] | None = None,
+                 wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
+                 q_fixed: dict[str, float] | None = None, model: MultibodyModel | None = None
+                 ) -> MusclePathResult:
+    """Sweep ``coordinate`` over ``values`` (other coordinates at their defaults or ``q_fixed``)
+    and compute every selected attachment's path length and moment arm about it."""
+    model = model or build_multibody(project)
+    if coordinate not in model.qindex:
+        raise KeyError(f"no coordinate named {coordinate!r}; one of {sorted(model.qindex)}")
+    k = model.qindex[coordinate]
+    names = [a.name for a in project.attachments if attachments is None or a.name in attachments]
+    atts = {a.name: a for a in project.attachments}
+    wrap_ranges = wrap_ranges or {}
+    specs = [path_spec(model, atts[n], project.wrap_objects, wrap_ranges.get(n)) for n in names]
+    base = model.q0.copy()
+    for name, v in (q_fixed or {}).items():
+        base[model.qindex[name]] = v
+    values = np.asarray(values, float)
+    L = np.zeros((len(values), len(specs)))
+    R = np.zeros_like(L)
+    RE = np.zeros_like(L)
+    W = np.zeros(L.shape, bool)
+    qname = {v: n for n, v in model.qindex.items()}
+    deps = [(model.uindex[qname[dep]], fn) for dep, ind, fn in model.couplers if ind == k]
+    ku = model.uindex[coordinate]
+
+    def q_at(x):
+        q = base.copy()
+        q[k] = x
+        return model.apply_couplers(q)
+
+    for i, x in enumerate(values):
+        q = q_at(x)
+        kin = model.system.kinematics(q)
+        kin_p = model.system.kinematics(q_at(x + EXCURSION_STEP))
+        kin_m = model.system.kinematics(q_at(x - EXCURSION_STEP))
+        for j, spec in enumerate(specs):
+            st = calc_path(model, spec, q, kin)
+            tau = generalized_forces(model, st, kin)
+            ma = tau[ku] + sum(tau[dep] * _eval(fn, x, 1) for dep, fn in deps)
+            L[i, j] = st.length
+            R[i, j] = ma
+            W[i, j] = any(p.wrap >= 0 for p in st.points)
+            lp = calc_path(model, spec, q_at(x + EXCURSION_STEP), kin_p).length
+            lm = calc_path(model, spec, q_at(x - EXCURSION_STEP), kin_m).length
+            RE[i, j] = -(lp - lm) / (2 * EXCURSION_STEP)
+    return MusclePathResult(coordinate, values, names, L, R, RE, W)
