@@ -1,0 +1,109 @@
+"""Trajectories: mobilizer manifolds (screw, ellipsoid), knee custom vs constraints, reversal."""
+
+import numpy as np
+import pytest
+
+from jointmodeller.core.multibody.examples import (
+    knee_custom, knee_functions, knee_planar_coupled, knee_planar_state, random_chain,
+)
+from jointmodeller.core.multibody.integrate import simulate, simulate_compiled
+from jointmodeller.core.multibody.spatial import transform
+from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
+
+
+def _relative_pose(system, q, body):
+    """R_FM, p_FM of a body's mobilizer recomputed from the global body poses."""
+    kin = system.kinematics(q)
+    tr = system.tree
+    par = tr.parent[body]
+    R_GP = kin.R_GB[par] if par >= 0 else np.eye(3)
+    p_GP = kin.p_GB[par] if par >= 0 else np.zeros(3)
+    R_GF = R_GP @ tr.R_PF[body]
+    p_GF = p_GP + R_GP @ tr.p_PF[body]
+    R_GM = kin.R_GB[body] @ tr.R_BM[body]
+    p_GM = kin.p_GB[body] + kin.R_GB[body] @ tr.p_BM[body]
+    return R_GF.T @ R_GM, R_GF.T @ (p_GM - p_GF)
+
+
+def test_screw_and_ellipsoid_bodies_stay_on_their_manifolds_for_10_s():
+    pitch, radii = 0.05, np.array([0.2, 0.3, 0.4])
+    system = random_chain(3, seed=4, types=("pin", "screw", "ellipsoid"),
+                          params={"pitch": pitch, "radii": tuple(radii)})
+    st = system.default_state()
+    st.q = np.array([0.3, 0.5, 0.2, -0.3, 0.4])
+    st.u = np.array([1.0, -2.0, 0.5, 1.0, -0.7])
+    times = np.linspace(0, 10, 201)
+    traj = simulate_compiled(system, st, 10.0, accuracy=1e-6, out_times=times)
+    worst_screw = worst_ell = 0.0
+    for q in traj.q:
+        R, p = _relative_pose(system, q, 1)
+        angle = np.arctan2(R[1, 0], R[0, 0])
+        turns = np.round((q[1] - angle) / (2 * np.pi))
+        worst_screw = max(worst_screw, abs(p[2] - pitch * (angle + 2 * np.pi * turns)), abs(p[0]), abs(p[1]))
+        R, p = _relative_pose(system, q, 2)
+        worst_ell = max(worst_ell, abs(np.sum((p / radii) ** 2) - 1.0), np.max(np.abs(p / radii - R[:, 2])))
+    assert np.ptp(traj.q[:, 1]) > 0.5  # it really moved
+    assert worst_screw < 1e-12
+    assert worst_ell < 1e-12
+
+
+def test_knee_custom_mobilizer_equals_planar_with_couplers():
+    """Same trajectory within the integration tolerance; constrained manifold error ≤ tolerance."""
+    custom, planar = knee_custom(), knee_planar_coupled()
+    times = np.linspace(0, 1, 21)
+    sc = custom.default_state()
+    sc.q[:] = -np.pi / 2
+    ref = simulate_compiled(custom, sc, 1.0, accuracy=1e-12, out_times=times)
+    fx, fy = knee_functions()
+    for acc, tol in ((1e-6, 2e-3), (1e-8, 2e-5)):
+        tc = simulate(custom, sc, 1.0, accuracy=acc, out_times=times)
+        tp = simulate(planar, knee_planar_state(planar, -np.pi / 2), 1.0, accuracy=acc, out_times=times)
+        assert np.max(np.abs(tc.q[:, 0] - ref.q[:, 0])) < tol
+        assert np.max(np.abs(tp.q[:, 0] - ref.q[:, 0])) < tol
+        assert np.max(np.abs(tp.q[:, 0] - tc.q[:, 0])) < tol
+        # manifold: tibia translation vs its spline of the knee angle
+        err = np.max(np.abs(np.c_[tp.q[:, 1] - fx(tp.q[:, 0]), tp.q[:, 2] - fy(tp.q[:, 0])]))
+        assert err <= acc and tp.max_constraint_error <= acc
+    assert np.ptp(ref.q[:, 0]) > 2.0  # the tibia swung through
+
+
+def test_reversed_ellipsoid_gives_the_same_motion():
+    """Forward: ground -free- A -ellipsoid- B. Reversed: ground -free- B -reversed ellipsoid- A
+    with the same q, u meaning (B relative to A). Both bodies move identically."""
+    rng = np.random.default_rng(11)
+    X_F = transform(np.eye(3), [0.05, 0.1, -0.02])
+    X_M = transform(np.linalg.qr(rng.normal(size=(3, 3)))[0] * [1, 1, 1], [0.0, -0.1, 0.03])
+    if np.linalg.det(X_M[:3, :3]) < 0:
+        X_M[:3, 0] *= -1
+    A = dict(mass=2.0, com_B=np.array([0.01, 0.02, 0.0]), inertia_B=np.diag([0.02, 0.03, 0.025]))
+    B = dict(mass=1.0, com_B=np.array([0.0, -0.05, 0.01]), inertia_B=np.diag([0.01, 0.008, 0.012]))
+    ell = {"radii": (0.1, 0.15, 0.2)}
+    fwd = MultibodySystem([
+        BodySpec("A", mobilizer=MobilizerSpec("free", -1), **A),
+        BodySpec("B", mobilizer=MobilizerSpec("ellipsoid", 0, X_F, X_M, ell), **B),
+    ])
+    rev = MultibodySystem([
+        BodySpec("B", mobilizer=MobilizerSpec("free", -1), **B),
+        BodySpec("A", mobilizer=MobilizerSpec("ellipsoid", 0, X_M, X_F, ell, reversed=True), **A),
+    ])
+    sf = fwd.default_state()
+    sf.q[4:7] = [0.1, 0.2, 0.3]
+    sf.u[:6] = [0.3, -0.2, 0.5, 0.1, 0.0, -0.2]
+    sf.q[7:] = [0.3, -0.2, 0.4]
+    sf.u[6:] = [1.0, -0.5, 0.8]
+    kin = fwd.kinematics(sf.q, sf.u)
+    sr = rev.default_state()
+    rev.set_free_pose(sr, 0, kin.R_GB[1], kin.p_GB[1])
+    sr.u[:3], sr.u[3:6] = kin.w_G[1], kin.vo_G[1]
+    sr.q[7:], sr.u[6:] = sf.q[7:], sf.u[6:]
+    kr = rev.kinematics(sr.q, sr.u)
+    np.testing.assert_allclose(kr.p_GB[[1, 0]], kin.p_GB, atol=1e-14)
+    np.testing.assert_allclose(kr.vo_G[[1, 0]], kin.vo_G, atol=1e-14)
+    times = np.linspace(0, 1, 11)
+    tf = simulate_compiled(fwd, sf, 1.0, accuracy=1e-11, out_times=times)
+    tr = simulate_compiled(rev, sr, 1.0, accuracy=1e-11, out_times=times)
+    np.testing.assert_allclose(tr.q[:, 7:], tf.q[:, 7:], atol=1e-8)
+    np.testing.assert_allclose(tr.u[:, 6:], tf.u[:, 6:], atol=1e-7)
+    for qf, qr in zip(tf.q, tr.q):
+        np.testing.assert_allclose(rev.kinematics(qr).p_GB[[1, 0]], fwd.kinematics(qf).p_GB, atol=1e-8)
+    assert np.ptp(tf.q[:, 7]) > 0.1
