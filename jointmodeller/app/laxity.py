@@ -593,7 +593,8 @@ def write_report(out_dir, project: Project, experiment: Experiment, run: RunReco
 def laxity_command(project_path, experiment: str | None = None, data=None, calibrate: bool = False,
                    out_dir="laxity-report", scheduler: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None, *, per: str = "spring",
-                   fit_slack: bool = False, study_cases: list[dict] | None = None) -> dict:
+                   fit_slack: bool = False, groups: list[str] | None = None,
+                   study_cases: list[dict] | None = None) -> dict:
     """``jointmodeller laxity PROJECT [--experiment NAME] [--data FILE] [--calibrate] [--scheduler ADDR]
     --out DIR``: replay, compare, calibrate, study and report; returns the summary (summary.json).
 
@@ -621,7 +622,7 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
     fit = cal_run = None
     extra: dict = {}
     if calibrate:
-        fitted, fit = calibrate_experiment(project, exp.name, per=per, fit_slack=fit_slack, joint=joint,
+        fitted, fit = calibrate_experiment(project, exp.name, per=per, groups=groups, fit_slack=fit_slack, joint=joint,
                                            progress=None if progress is None else (lambda i, r: progress("calibrate", i, 0)))
         out_project = Path(out_dir) / f"{project_path.stem}-calibrated{project_path.suffix or '.jmdb'}"
         Path(out_dir).mkdir(parents=True, exist_ok=True)

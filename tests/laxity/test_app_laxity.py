@@ -93,6 +93,7 @@ def test_simulated_at_rejects_loads_beyond_the_sweep():
         simulated_at(np.array([0.0, 10.0, -10.0]), np.array([0.0, 1.0, -1.0]), np.array([20.0]))
 
 
+@pytest.mark.slow
 def test_calibration_recovers_stiffness_scales_and_keeps_the_original(project, make_project):
     truth = make_project(lateral_k=2e5 * 1.3, medial_k=2e5 * 0.8)
     exp = replace(find_experiment(project, "vv"), measured=measured_from(truth))
@@ -100,7 +101,7 @@ def test_calibration_recovers_stiffness_scales_and_keeps_the_original(project, m
     data = exp.measured + (MeasuredPoint(7.0, float(run_laxity(replace(truth, experiments=(replace(
         exp, steps=21),))).series["measure"][7]), 1),)
     start = project.with_rows("experiments", (replace(exp, measured=data),))
-    fitted, fit = calibrate_experiment(start, "vv")
+    fitted, fit = calibrate_experiment(start, "vv", groups=["lateral collateral", "medial collateral"])
     scales = dict(zip(fit.names, fit.x))
     assert scales["stiffness scale: lateral collateral"] == pytest.approx(1.3, rel=0.02)
     assert scales["stiffness scale: medial collateral"] == pytest.approx(0.8, rel=0.02)
@@ -127,6 +128,7 @@ def test_report_files(project, tmp_path):
     assert header.startswith("load,varus_valgus_deg,flexion_deg")
 
 
+@pytest.mark.slow
 def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
     truth = make_project(lateral_k=2e5 * 1.2, medial_k=2e5 * 1.2)
     write_measured_csv(tmp_path / "m.csv", measured_from(truth), "varus_valgus_deg")
@@ -134,6 +136,7 @@ def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
     save_project(path, make_project())
     stages = set()
     summary = laxity_command(path, data=tmp_path / "m.csv", calibrate=True, out_dir=tmp_path / "out",
+                             groups=["lateral collateral", "medial collateral"],
                              progress=lambda stage, i, n: stages.add(stage))
     assert {"sweep", "calibrate"} <= stages
     assert summary["fit"]["rmse"] > 0.01

@@ -82,8 +82,8 @@ def calibrate(
     names: list[str],
     *,
     diff_step: float = 1e-4,
-    xtol: float = 1e-10,
-    ftol: float = 1e-10,
+    xtol: float = 1e-8,
+    ftol: float = 1e-8,
     max_nfev: int = 200,
 ) -> CalibrationResult:
     """Bounded least squares of ``simulate(x) - measured``.
