@@ -36,8 +36,8 @@ NOTCH_HALF_WIDTH = 0.0095
 
 RESOLUTIONS = {
     # name: (grid spacing default, grid spacing high-res) [m]
-    "humerus": (0.00096, 0.00040),
-    "ulna": (0.00081, 0.00052),
+    "humerus": (0.00096, 0.00053),
+    "ulna": (0.00081, 0.00066),
     "humerus_cartilage": (0.00042, 0.00032),
     "ulna_cartilage": (0.00039, 0.00032),
 }

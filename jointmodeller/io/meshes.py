@@ -143,7 +143,12 @@ def _drop_duplicate_faces(f: np.ndarray) -> tuple[np.ndarray, int]:
     if len(f) == 0:
         return f, 0
     key = np.sort(f, axis=1)
-    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    n = int(f.max()) + 1
+    if n < 2_000_000:  # one int64 per face (no overflow below 2M vertices): fast 1-D unique
+        _, inverse, counts = np.unique((key[:, 0] * n + key[:, 1]) * n + key[:, 2], return_inverse=True,
+                                       return_counts=True)
+    else:
+        _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     dup = counts[inverse] > 1
     if not dup.any():
@@ -171,8 +176,9 @@ def clean_surface(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, 
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64)
     scale = float(np.ptp(v, axis=0).max()) if len(v) else 0.0
-    q = np.round(v / (scale if scale > 0 else 1.0), MERGE_DIGITS)
-    _, first, inverse = np.unique(q, axis=0, return_index=True, return_inverse=True)
+    q = np.ascontiguousarray(np.round(v / (scale if scale > 0 else 1.0), MERGE_DIGITS) + 0.0)  # no -0.0
+    rows = q.view(np.dtype((np.void, q.dtype.itemsize * 3))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     n_merged = len(v) - len(first)
     v, f = v[first], inverse[f]

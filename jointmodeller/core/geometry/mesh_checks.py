@@ -52,17 +52,23 @@ def directed_edges(faces: np.ndarray) -> np.ndarray:
     return np.stack([f, np.roll(f, -1, axis=1)], axis=2).reshape(-1, 2)
 
 
+def edge_keys(edges: np.ndarray) -> np.ndarray:
+    """One int64 per (a, b) vertex pair (k, 2) so that 1-D np.unique can group edges quickly."""
+    e = np.asarray(edges, dtype=np.int64)
+    n = int(e.max()) + 1 if len(e) else 1
+    return e[:, 0] * n + e[:, 1]
+
+
 def surface_report(faces: np.ndarray, n_vertices: int | None = None) -> SurfaceReport:
     """Count boundary, non-manifold and inconsistently wound edges of faces (m, 3)."""
     f = np.asarray(faces, dtype=np.int64)
     d = directed_edges(f)
     und = np.sort(d, axis=1)
-    _, inverse, counts = np.unique(und, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    _, counts = np.unique(edge_keys(und), return_counts=True)
     n_boundary = int((counts == 1).sum())
     n_nonmanifold = int((counts > 2).sum())
     # a consistent manifold edge appears once as (a,b) and once as (b,a): count directed duplicates
-    _, dcounts = np.unique(d, axis=0, return_counts=True)
+    _, dcounts = np.unique(edge_keys(d), return_counts=True)
     n_inconsistent = int((dcounts > 1).sum())
     nv = int(f.max()) + 1 if n_vertices is None and len(f) else int(n_vertices or 0)
     return SurfaceReport(nv, len(f), n_boundary, n_nonmanifold, n_inconsistent)
@@ -76,7 +82,7 @@ def boundary_loops(faces: np.ndarray) -> list[np.ndarray] | None:
     """
     d = directed_edges(faces)
     und = np.sort(d, axis=1)
-    _, inverse, counts = np.unique(und, axis=0, return_inverse=True, return_counts=True)
+    _, inverse, counts = np.unique(edge_keys(und), return_inverse=True, return_counts=True)
     boundary = d[counts[inverse.reshape(-1)] == 1]
     if len(boundary) == 0:
         return []
