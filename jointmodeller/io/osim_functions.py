@@ -78,7 +78,7 @@ def _resample(x: np.ndarray, y: np.ndarray, fn) -> tuple[FunctionSpec, float]:
     grid = np.union1d(np.linspace(x[0] - 0.5 * span, x[-1] + 0.5 * span, RESAMPLE_POINTS), x)
     # the second derivative jumps where the spline meets its linear extrapolation: cluster knots
     # there (geometrically) so the natural spline's error dies out within a few microns of x0, xn
-    off = (2 * span / RESAMPLE_POINTS) * 0.5 ** np.arange(1, 12)
+    off = (span / RESAMPLE_POINTS) * 0.5 ** np.arange(1, 14)
     grid = np.union1d(grid, np.concatenate([x[0] + off, x[0] - off, x[-1] + off, x[-1] - off]))
     vals = fn(grid)
     natural = CubicSpline(grid, vals, bc_type="natural")

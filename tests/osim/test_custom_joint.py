@@ -80,10 +80,18 @@ def test_simmspline_customjoint_imports_as_custom_and_follows_opensim(tmp_path):
     assert joint.type == "custom" and joint.coordinates == ("knee_flex",)
     assert [f.kind for f in joint.functions] == ["linear", "constant", "constant", "spline", "spline", "constant"]
     assert any("SimmSpline" in i.type for i in report.approximated)
-    # the resampled spline reproduces OpenSim's SimmSpline
+    # the resampled spline reproduces OpenSim's SimmSpline (as written to the file), also beyond its knots
+    import opensim as osim
+
+    reread = osim.Model(str(path))
+    reread.finalizeFromProperties()
+    written = osim.CustomJoint.safeDownCast(reread.getJointSet().get("knee")).getSpatialTransform()
     xs = np.linspace(-1.5, 1.5, 301)
-    assert CubicSpline(joint.functions[3].x, joint.functions[3].values, bc_type="natural")(xs) == pytest.approx(
-        fmm_spline(KNOTS, TX, xs), abs=1e-8)
+    for k in (3, 4):
+        fn = written.getTransformAxis(k).get_function()
+        theirs = np.array([fn.calcValue(osim.Vector(1, float(v))) for v in xs])
+        ours = CubicSpline(joint.functions[k].x, joint.functions[k].values, bc_type="natural")(xs)
+        assert ours == pytest.approx(theirs, abs=1e-9)
 
     mb = build_multibody(project)
     assert mb.q0 == pytest.approx([Q0])
