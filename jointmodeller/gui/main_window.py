@@ -194,7 +194,6 @@ class MainWindow(QMainWindow):
         self.viewport.attachmentMoved.connect(
             lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
         self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
-        self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self.runner.progressed.connect(self._progress)
         self.runner.sample.connect(self._live_sample)
         self.runner.finished.connect(self._run_finished)
@@ -454,6 +453,8 @@ class MainWindow(QMainWindow):
         if self.confirm or not self.doc.dirty:
             self.doc.discard_recovery()
         self._unsubscribe()
+        self._unsubscribe = lambda: None
+        self.doc.set_undo_sink(None)
         self.viewport.close()
         event.accept()
 

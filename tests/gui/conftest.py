@@ -60,3 +60,40 @@ def _no_leaked_windows(request):
     except Exception:  # pragma: no cover - cleanup must not hide a test's own failure
         pass
     gc.collect()
+
+
+@pytest.fixture(scope="session")
+def demo_project() -> Project:
+    """The built-in demo elbow (built once per session; skipped while the demo code is absent)."""
+    demo = pytest.importorskip("jointmodeller.app.demo", reason="the demo is not in the tree yet")
+    return demo.build_demo_project()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    """A factory of shown main windows over a project, with settings and recovery under tmp_path."""
+    from PySide6.QtCore import QSettings
+
+    from jointmodeller.app.document import Document
+    from jointmodeller.gui.main_window import MainWindow
+
+    monkeypatch.setenv("JOINTMODELLER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    made = []
+
+    def make(project: Project, path=None):
+        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+        w = MainWindow(Document(project, path, recovery_dir=tmp_path / "recovery"), settings=settings,
+                       confirm=False)
+        qtbot.addWidget(w)
+        w.resize(1200, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        if w.runner.running:
+            w.runner.stop()
+            w.runner.wait(20000)
+        w.close()
