@@ -1,0 +1,297 @@
+"""Unknown components go to the import report; malformed and truncated files give clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointmodeller.app.osim_import import import_osim
+from jointmodeller.io.osim import OsimError, load_osim
+
+SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000">
+  <Model name="synthetic_knee">
+    <gravity>0 0 -9.81</gravity>
+    <BodySet name="bodyset">
+      <objects>
+        <Body name="femur">
+          <mass>5</mass>
+          <mass_center>0 0 -0.2</mass_center>
+          <inertia>0.1 0.1 0.02 0 0 0</inertia>
+          <attached_geometry>
+            <Mesh name="femur_geom"><socket_frame>..</socket_frame><mesh_file>missing_femur.stl</mesh_file></Mesh>
+            <Brick name="box"><half_lengths>0.1 0.1 0.1</half_lengths></Brick>
+          </attached_geometry>
+          <WrapObjectSet name="wrapobjectset">
+            <objects>
+              <WrapSphere name="condyle">
+                <xyz_body_rotation>0 0 0</xyz_body_rotation>
+                <translation>0 0 -0.4</translation>
+                <quadrant>-x</quadrant>
+                <radius>0.03</radius>
+              </WrapSphere>
+              <WrapDoubleCylinderObst name="double"/>
+            </objects>
+          </WrapObjectSet>
+        </Body>
+        <Body name="tibia">
+          <mass>3</mass>
+          <mass_center>0 0 -0.2</mass_center>
+          <inertia>0.05 0.05 0.01 0 0 0</inertia>
+        </Body>
+        <Body name="patella">
+          <mass>0.1</mass>
+          <mass_center>0 0 0</mass_center>
+          <inertia>1e-5 1e-5 1e-5 0 0 0</inertia>
+        </Body>
+        <Body name="foot">
+          <mass>1</mass>
+          <mass_center>0 0 0</mass_center>
+          <inertia>0.001 0.001 0.001 0 0 0</inertia>
+        </Body>
+      </objects>
+    </BodySet>
+    <JointSet name="jointset">
+      <objects>
+        <BallJoint name="hip">
+          <socket_parent_frame>ground_offset</socket_parent_frame>
+          <socket_child_frame>femur_offset</socket_child_frame>
+          <coordinates>
+            <Coordinate name="hip_x"><default_value>0.1</default_value><range>-1 1</range><locked>true</locked></Coordinate>
+            <Coordinate name="hip_y"><default_value>0</default_value></Coordinate>
+            <Coordinate name="hip_z"><default_value>0</default_value></Coordinate>
+          </coordinates>
+          <frames>
+            <PhysicalOffsetFrame name="ground_offset">
+              <socket_parent>/ground</socket_parent>
+              <translation>0 0 1</translation>
+              <orientation>0 0 0</orientation>
+            </PhysicalOffsetFrame>
+            <PhysicalOffsetFrame name="femur_offset">
+              <socket_parent>/bodyset/femur</socket_parent>
+              <translation>0 0 0</translation>
+              <orientation>0 0 0</orientation>
+            </PhysicalOffsetFrame>
+          </frames>
+        </BallJoint>
+        <CustomJoint name="knee">
+          <socket_parent_frame>femur_offset</socket_parent_frame>
+          <socket_child_frame>/bodyset/tibia</socket_child_frame>
+          <coordinates>
+            <Coordinate name="knee_angle"><default_value>0.3</default_value><range>0 2</range></Coordinate>
+          </coordinates>
+          <frames>
+            <PhysicalOffsetFrame name="femur_offset">
+              <socket_parent>/bodyset/femur</socket_parent>
+              <translation>0 0 -0.4</translation>
+              <orientation>0 0 0</orientation>
+            </PhysicalOffsetFrame>
+          </frames>
+          <SpatialTransform>
+            <TransformAxis name="rotation1">
+              <coordinates>knee_angle</coordinates>
+              <axis>0 1 0</axis>
+              <LinearFunction name="function"><coefficients>-1 0</coefficients></LinearFunction>
+            </TransformAxis>
+            <TransformAxis name="rotation2">
+              <coordinates>knee_angle</coordinates>
+              <axis>1 0 0</axis>
+              <NaturalCubicSpline name="function"><x>0 1 2</x><y>0 0.05 0.08</y></NaturalCubicSpline>
+            </TransformAxis>
+            <TransformAxis name="rotation3">
+              <coordinates></coordinates>
+              <axis>0 0 1</axis>
+              <Constant name="function"><value>0</value></Constant>
+            </TransformAxis>
+            <TransformAxis name="translation1">
+              <coordinates>knee_angle</coordinates>
+              <axis>1 0 0</axis>
+              <MultiplierFunction name="function">
+                <function><SimmSpline><x>0 0.5 1 1.5 2</x><y>0 0.002 0.003 0.0035 0.0036</y></SimmSpline></function>
+                <scale>2</scale>
+              </MultiplierFunction>
+            </TransformAxis>
+            <TransformAxis name="translation2">
+              <coordinates>knee_angle</coordinates>
+              <axis>0 1 0</axis>
+              <PolynomialFunction name="function"><coefficients>0.001 0 0.002</coefficients></PolynomialFunction>
+            </TransformAxis>
+            <TransformAxis name="translation3">
+              <coordinates>knee_angle</coordinates>
+              <axis>0 0 1</axis>
+              <PiecewiseLinearFunction name="function"><x>0 2</x><y>0 0.01</y></PiecewiseLinearFunction>
+            </TransformAxis>
+          </SpatialTransform>
+        </CustomJoint>
+        <PinJoint name="patellofemoral">
+          <socket_parent_frame>/bodyset/femur</socket_parent_frame>
+          <socket_child_frame>/bodyset/patella</socket_child_frame>
+          <coordinates><Coordinate name="pf_angle"><default_value>0</default_value></Coordinate></coordinates>
+        </PinJoint>
+        <ScapulothoracicJoint name="odd_joint">
+          <socket_parent_frame>/bodyset/tibia</socket_parent_frame>
+          <socket_child_frame>/bodyset/foot</socket_child_frame>
+        </ScapulothoracicJoint>
+      </objects>
+    </JointSet>
+    <ConstraintSet name="constraintset">
+      <objects>
+        <CoordinateCouplerConstraint name="pf_coupler">
+          <independent_coordinate_names>knee_angle</independent_coordinate_names>
+          <dependent_coordinate_name>pf_angle</dependent_coordinate_name>
+          <coupled_coordinates_function><LinearFunction><coefficients>0.5 0</coefficients></LinearFunction></coupled_coordinates_function>
+        </CoordinateCouplerConstraint>
+        <WeldConstraint name="weld_it"/>
+      </objects>
+    </ConstraintSet>
+    <ForceSet name="forceset">
+      <objects>
+        <Blankevoort1991Ligament name="MCL">
+          <GeometryPath name="path">
+            <PathPointSet><objects>
+              <PathPoint name="MCL-P1"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0.03 0 -0.38</location></PathPoint>
+              <ConditionalPathPoint name="MCL-P2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0.035 0 -0.02</location><socket_coordinate>/jointset/knee/knee_angle</socket_coordinate><range>0 1</range></ConditionalPathPoint>
+              <PathPoint name="MCL-P3"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0.03 0 -0.08</location></PathPoint>
+            </objects></PathPointSet>
+            <PathWrapSet><objects>
+              <PathWrap name="w1"><wrap_object>condyle</wrap_object><method>midpoint</method><range>-1 -1</range></PathWrap>
+              <PathWrap name="w2"><wrap_object>nowhere</wrap_object></PathWrap>
+            </objects></PathWrapSet>
+          </GeometryPath>
+          <linear_stiffness>2000</linear_stiffness>
+          <slack_length>0.1</slack_length>
+          <transition_strain>0.05</transition_strain>
+          <damping_coefficient>0.003</damping_coefficient>
+        </Blankevoort1991Ligament>
+        <PathActuator name="actuator">
+          <GeometryPath name="path">
+            <PathPointSet><objects>
+              <PathPoint name="a1"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0 0.02 -0.1</location></PathPoint>
+              <PathPoint name="a2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0 0.02 -0.1</location></PathPoint>
+            </objects></PathPointSet>
+          </GeometryPath>
+        </PathActuator>
+        <CoordinateLimitForce name="knee_limit"/>
+        <FutureMuscle name="one_point">
+          <GeometryPath name="path">
+            <PathPointSet><objects>
+              <PathPoint name="only"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0 0 0</location></PathPoint>
+            </objects></PathPointSet>
+          </GeometryPath>
+        </FutureMuscle>
+      </objects>
+    </ForceSet>
+    <MarkerSet name="markerset"><objects><Marker name="knee_marker"/></objects></MarkerSet>
+  </Model>
+</OpenSimDocument>
+"""
+
+
+@pytest.fixture()
+def synthetic(tmp_path):
+    path = tmp_path / "synthetic.osim"
+    path.write_text(SYNTHETIC)
+    return path
+
+
+def test_unknown_components_are_reported_not_fatal(synthetic):
+    project, report = import_osim(synthetic)  # validates the project too
+    listed = {(i.component, i.type) for i in report.not_imported}
+    for item in [("odd_joint", "ScapulothoracicJoint"), ("knee_limit", "CoordinateLimitForce"),
+                 ("weld_it", "WeldConstraint"), ("femur/double", "WrapDoubleCylinderObst"),
+                 ("femur/box", "Brick"), ("femur/femur_geom", "Mesh"), ("knee_marker", "Marker"),
+                 ("MCL/w2", "PathWrap"), ("one_point", "FutureMuscle")]:
+        assert item in listed, item
+    why = {i.component: i.why for i in report.not_imported}
+    assert "missing_femur.stl" in why["femur/femur_geom"]
+    assert "fewer than two points" in why["one_point"]
+    approx = {(i.component, i.type) for i in report.approximated}
+    assert ("hip_x", "Coordinate") in approx  # locked
+    assert ("foot", "Body") in approx  # its joint was not imported: free body
+    assert ("actuator", "PathActuator") in approx
+    assert "Not imported" in project.info.notes
+
+
+def test_synthetic_joints_functions_constraints_and_ligament(synthetic):
+    project, report = load_osim(synthetic, load_meshes=False)
+    hip = project.mass("femur").joint
+    assert hip.type == "ball" and hip.default_q == (0.1, 0.0, 0.0)
+    knee = project.mass("tibia").joint
+    assert knee.type == "custom" and knee.parent == "femur"
+    kinds = [f.kind for f in knee.functions]
+    assert kinds == ["linear", "spline", "constant", "spline", "polynomial", "piecewise_linear"]
+    assert knee.functions[0].values == (-1.0, 0.0)
+    assert knee.functions[4].values == pytest.approx((0.002, 0.0, 0.001))  # ascending powers
+    # MultiplierFunction: the SimmSpline's values doubled
+    x = np.asarray(knee.functions[3].x)
+    assert np.interp(1.0, x, knee.functions[3].values) == pytest.approx(0.006, abs=1e-9)
+    params = dict(knee.parameters)
+    assert (params["rotation1_y"], params["translation3_z"]) == (1.0, 1.0)
+    assert project.mass("patella").joint.type == "pin"
+    assert project.mass("foot").joint is None
+    (coupler,) = project.constraints
+    assert coupler.kind == "coordinate_coupler" and coupler.coordinates == ("pf_angle", "knee_angle")
+    assert coupler.function.values == (0.5, 0.0)
+    mcl = next(a for a in project.attachments if a.name == "MCL")
+    (via,) = mcl.via_points
+    assert via.coordinate == "knee_angle" and (via.range_min, via.range_max) == (0.0, 1.0)
+    assert mcl.wrap_objects == ("condyle",)
+    spring = project.spring("MCL")
+    assert spring.law == "blankevoort" and spring.kx == (2000.0,) and spring.slack_length_m == 0.1
+    assert spring.cx == pytest.approx(2000.0 * 0.003 / 0.1)
+    assert project.info.gravity_G == (0.0, 0.0, -9.81)
+    # knee's default pose: femur frame at (0,0,1) turned by the hip's 0.1 rad about x; knee 0.4 below
+    femur = project.mass("femur")
+    assert femur.position_G == pytest.approx((0.0, 0.2 * np.sin(0.1), 1.0 - 0.2 * np.cos(0.1)))
+
+
+def _error(path) -> str:
+    with pytest.raises(OsimError) as info:
+        load_osim(path, load_meshes=False)
+    msg = str(info.value)
+    assert str(path) in msg
+    return msg
+
+
+def test_truncated_file_names_file_line_and_truncation(tmp_path):
+    path = tmp_path / "cut.osim"
+    path.write_text(SYNTHETIC[: int(len(SYNTHETIC) * 0.6)])
+    msg = _error(path)
+    last_line = SYNTHETIC[: int(len(SYNTHETIC) * 0.6)].count("\n") + 1
+    assert f"line {last_line}" in msg and "truncated" in msg
+
+
+def test_malformed_xml_names_the_line(tmp_path):
+    bad = SYNTHETIC.replace("</Body>", "</Bodyy>", 1)
+    path = tmp_path / "bad.osim"
+    path.write_text(bad)
+    line = bad[: bad.index("</Bodyy>")].count("\n") + 1
+    msg = _error(path)
+    assert f"line {line}" in msg and "malformed XML" in msg
+
+
+def test_bad_number_names_the_line(tmp_path):
+    bad = SYNTHETIC.replace("<mass>3</mass>", "<mass>three</mass>")
+    path = tmp_path / "nan.osim"
+    path.write_text(bad)
+    line = bad[: bad.index("<mass>three")].count("\n") + 1
+    assert f"line {line}" in _error(path)
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("", "empty"),
+    ("<?xml version='1.0'?><Project/>", "not an OpenSim model"),
+    ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><OpenSimDocument/>', "DTD"),
+    ("<OpenSimDocument Version='40000'></OpenSimDocument>", "no <Model>"),
+    ("<OpenSimDocument Version='40000'><Model name='m'><length_units>millimeters</length_units>"
+     "<BodySet/></Model></OpenSimDocument>", "length units"),
+    ("\x00\x01binary", "malformed XML"),
+])
+def test_other_bad_files(tmp_path, text, expect):
+    path = tmp_path / "x.osim"
+    path.write_text(text)
+    assert expect in _error(path)
+
+
+def test_missing_file(tmp_path):
+    assert "cannot read" in _error(tmp_path / "nope.osim")
