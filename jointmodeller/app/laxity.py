@@ -29,6 +29,7 @@ from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_qu
 from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
 from jointmodeller.core.studies.laxity import (
+    EquilibriumFailed,
     LaxityProtocol,
     LaxityResult,
     SweepCancelled,
@@ -457,6 +458,28 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
     fit = calibrate(simulate, mv, x0, lower, upper, names)
     fitted = scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
     return fitted, fit
+
+
+def stiffness_scale_for_laxity(project: Project, target: float, experiment_name: str | None = None, *,
+                               groups: list[str] | None = None, bracket: tuple[float, float] = (0.05, 50.0),
+                               joint: BuiltJoint | None = None) -> float:
+    """One common stiffness scale of ``groups`` (default: every tissue type) that gives the laxity
+    ``target`` (measure unit): Brent's method on log(scale). For tuning a model to a published band."""
+    from scipy.optimize import brentq
+
+    experiment = find_experiment(project, experiment_name)
+    joint = joint or build_joint(project)
+    groups = groups or calibration_groups(project, joint)
+    protocol = experiment_protocol(project, experiment, joint)
+
+    def excess(log_s: float) -> float:
+        system = scaled_tissue_system(joint, groups, np.full(len(groups), np.exp(log_s)))
+        try:
+            return run_sweep(system, protocol, joint.p0_G, joint.q0_GB).laxity - target
+        except EquilibriumFailed:  # too soft to hold the load: laxer than any target
+            return 1e6
+
+    return float(np.exp(brentq(excess, np.log(bracket[0]), np.log(bracket[1]), xtol=1e-4)))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -152,3 +152,15 @@ def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
     with ProjectStore(summary["calibrated_project"]) as store:
         assert [r.study for r in store.list_runs()] == ["laxity"]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["calibration"]["success"]
+
+
+def test_stiffness_scale_for_a_target_laxity(project):
+    from jointmodeller.app.laxity import stiffness_scale_for_laxity
+
+    base = run_laxity(project).summary["laxity"]
+    scale = stiffness_scale_for_laxity(project, base / 2, groups=["lateral collateral", "medial collateral"],
+                                       bracket=(0.5, 20.0))
+    assert scale > 1.5
+    stiff = project.with_rows("springs", tuple(
+        s.__class__(**{**s.__dict__, "kx": (s.kx[0] * scale,)}) if s.name != "strut" else s for s in project.springs))
+    assert run_laxity(stiff).summary["laxity"] == pytest.approx(base / 2, rel=1e-3)
