@@ -95,6 +95,72 @@ if HAVE_NUMBA:
         return out_q, out_b, out_f, out_d
 
 
+if HAVE_NUMBA:
+
+    @numba.njit(cache=True)
+    def _closest_full_nb(P, cand, faces, V, VN, FN):  # pragma: no cover - compiled
+        """closest point, smooth normal, signed distance, face and shape operator per point."""
+        q, bary, face, d2 = _closest_candidates_nb(P, cand, faces, V)
+        m = P.shape[0]
+        n_out = np.empty((m, 3))
+        sd = np.empty(m)
+        S = np.zeros((m, 3, 3))
+        for i in range(m):
+            f = face[i]
+            i0, i1, i2 = faces[f, 0], faces[f, 1], faces[f, 2]
+            b0, b1, b2 = bary[i, 0], bary[i, 1], bary[i, 2]
+            n = np.empty(3)
+            for c in range(3):
+                n[c] = b0 * VN[i0, c] + b1 * VN[i1, c] + b2 * VN[i2, c]
+            nl = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
+            if nl < 1e-12:
+                for c in range(3):
+                    n[c] = FN[f, c]
+                nl = 1.0
+            for c in range(3):
+                n[c] /= nl
+                n_out[i, c] = n[c]
+            dx = P[i, 0] - q[i, 0]
+            dy = P[i, 1] - q[i, 1]
+            dz = P[i, 2] - q[i, 2]
+            if b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9:
+                side = dx * FN[f, 0] + dy * FN[f, 1] + dz * FN[f, 2]
+            else:
+                side = dx * n[0] + dy * n[1] + dz * n[2]
+            dist = np.sqrt(d2[i])
+            sd[i] = -dist if side < 0.0 else dist
+            # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|
+            nf = FN[f]
+            e0 = V[i2] - V[i1]
+            e1 = V[i0] - V[i2]
+            e2 = V[i1] - V[i0]
+            ax = np.cross(V[i1] - V[i0], V[i2] - V[i0])
+            a2 = np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
+            if a2 <= 0.0:
+                a2 = 1.0
+            g0 = np.cross(nf, e0) / a2
+            g1 = np.cross(nf, e1) / a2
+            g2 = np.cross(nf, e2) / a2
+            J = np.empty((3, 3))
+            for r in range(3):
+                for c in range(3):
+                    J[r, c] = (VN[i0, r] * g0[c] + VN[i1, r] * g1[c] + VN[i2, r] * g2[c]) / nl
+            Pm = np.eye(3)
+            for r in range(3):
+                for c in range(3):
+                    Pm[r, c] -= n[r] * n[c]
+            M = Pm @ J @ Pm
+            for r in range(3):
+                for c in range(3):
+                    S[i, r, c] = 0.5 * (M[r, c] + M[c, r])
+        return q, n_out, sd, face, S
+
+
+def closest_full(P, cand, faces, V, VN, FN):
+    """Compiled closest point with normal, signed distance, face and shape operator (numba only)."""
+    return _closest_full_nb(np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(cand), faces, V, VN, FN)
+
+
 def closest_candidates(P, cand, faces, V, closest_fn):
     """Closest point over candidate faces: q (m, 3), barycentrics (m, 3), face (m,), squared distance (m,)."""
     if USE_NUMBA and HAVE_NUMBA:
@@ -102,3 +168,137 @@ def closest_candidates(P, cand, faces, V, closest_fn):
             np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(cand), faces, V
         )
     return _closest_candidates_py(P, cand, faces, V, closest_fn)
+
+
+def tangent_rows(n: np.ndarray) -> np.ndarray:
+    """Rotation rows (m, 3, 3): two unit tangents and the unit normal n (m, 3) last."""
+    a = np.zeros_like(n)
+    idx = np.argmin(np.abs(n), axis=1)
+    a[np.arange(len(n)), idx] = 1.0
+    t1 = np.cross(n, a)
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    t2 = np.cross(n, t1)
+    return np.stack([t1, t2, n], axis=1)
+
+
+def _assemble_kkt_py(x, active, normal, lam, shape, w, use_curv):
+    """Banded KKT matrix (11, 3(N-1)) and right-hand side (3(N-1),); see solve_energy_kkt."""
+    N1 = x.shape[0] - 2
+    wl, wr = w[:-1], w[1:]
+    R = np.tile(np.eye(3), (N1, 1, 1))
+    if active.any():
+        R[active] = tangent_rows(normal[active])
+    D = (wl + wr)[:, None, None] * R
+    Lo = -wl[:, None, None] * R
+    Up = -wr[:, None, None] * R
+    D[active, 2, :] = normal[active]
+    Lo[active, 2, :] = 0.0
+    Up[active, 2, :] = 0.0
+    rhs = np.zeros((N1, 3))
+    if use_curv and active.any():
+        Ra = R[active]
+        lS = np.maximum(lam[active], 0.0)[:, None, None] * shape[active]
+        # keep the tangent blocks positive definite: cap the curvature term at half the diagonal
+        big = np.sqrt((lS * lS).sum(axis=(1, 2)))
+        half = 0.5 * (wl + wr)[active]
+        lS *= np.minimum(1.0, half / np.maximum(big, 1e-300))[:, None, None]
+        curv = Ra[:, :2, :] @ lS
+        D[active, :2, :] -= curv
+        rhs[active, :2] -= np.einsum("aij,aj->ai", curv, x[1:-1][active])
+    rhs[0] -= Lo[0] @ x[0]
+    rhs[-1] -= Up[-1] @ x[-1]
+    rhs[active, 2] = np.einsum("ij,ij->i", normal[active], x[1:-1][active])
+    n = 3 * N1
+    ab = np.zeros((11, n))
+    blk = np.arange(N1)
+    r = (3 * blk[:, None, None] + np.arange(3)[None, :, None]).repeat(3, axis=2)
+    c = np.broadcast_to(3 * blk[:, None, None] + np.arange(3)[None, None, :], r.shape)
+    ab[5 + r - c, c] = D
+    ab[5 + r[1:] - (c[1:] - 3), c[1:] - 3] = Lo[1:]
+    ab[5 + r[:-1] - (c[:-1] + 3), c[:-1] + 3] = Up[:-1]
+    return ab, rhs.reshape(-1)
+
+
+if HAVE_NUMBA:
+
+    @numba.njit(cache=True)
+    def _assemble_kkt_nb(x, active, normal, lam, shape, w, use_curv):  # pragma: no cover - compiled
+        N1 = x.shape[0] - 2
+        n = 3 * N1
+        ab = np.zeros((11, n))
+        rhs = np.zeros(n)
+        R = np.empty((3, 3))
+        for i in range(N1):
+            wl = w[i]
+            wr = w[i + 1]
+            if active[i]:
+                nn = normal[i]
+                k = 0
+                if abs(nn[1]) < abs(nn[k]):
+                    k = 1
+                if abs(nn[2]) < abs(nn[k]):
+                    k = 2
+                a = np.zeros(3)
+                a[k] = 1.0
+                t1 = np.cross(nn, a)
+                t1 /= np.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
+                t2 = np.cross(nn, t1)
+                for c in range(3):
+                    R[0, c] = t1[c]
+                    R[1, c] = t2[c]
+                    R[2, c] = nn[c]
+            else:
+                for r in range(3):
+                    for c in range(3):
+                        R[r, c] = 1.0 if r == c else 0.0
+            D = (wl + wr) * R
+            Lo = -wl * R
+            Up = -wr * R
+            b = np.zeros(3)
+            if active[i]:
+                for c in range(3):
+                    D[2, c] = normal[i, c]
+                    Lo[2, c] = 0.0
+                    Up[2, c] = 0.0
+                b[2] = normal[i, 0] * x[i + 1, 0] + normal[i, 1] * x[i + 1, 1] + normal[i, 2] * x[i + 1, 2]
+                if use_curv:
+                    l = max(lam[i], 0.0)
+                    lS = l * shape[i]
+                    big = np.sqrt((lS * lS).sum())
+                    half = 0.5 * (wl + wr)
+                    if big > half:
+                        lS *= half / big
+                    curv = np.zeros((2, 3))
+                    for r in range(2):
+                        for c in range(3):
+                            curv[r, c] = R[r, 0] * lS[0, c] + R[r, 1] * lS[1, c] + R[r, 2] * lS[2, c]
+                    for r in range(2):
+                        for c in range(3):
+                            D[r, c] -= curv[r, c]
+                        b[r] -= curv[r, 0] * x[i + 1, 0] + curv[r, 1] * x[i + 1, 1] + curv[r, 2] * x[i + 1, 2]
+            if i == 0:
+                for r in range(3):
+                    b[r] -= Lo[r, 0] * x[0, 0] + Lo[r, 1] * x[0, 1] + Lo[r, 2] * x[0, 2]
+            if i == N1 - 1:
+                for r in range(3):
+                    b[r] -= Up[r, 0] * x[N1 + 1, 0] + Up[r, 1] * x[N1 + 1, 1] + Up[r, 2] * x[N1 + 1, 2]
+            for r in range(3):
+                row = 3 * i + r
+                rhs[row] = b[r]
+                for c in range(3):
+                    col = 3 * i + c
+                    ab[5 + row - col, col] = D[r, c]
+                    if i > 0:
+                        col = 3 * (i - 1) + c
+                        ab[5 + row - col, col] = Lo[r, c]
+                    if i < N1 - 1:
+                        col = 3 * (i + 1) + c
+                        ab[5 + row - col, col] = Up[r, c]
+        return ab, rhs
+
+
+def assemble_kkt(x, active, normal, lam, shape, w, use_curv):
+    """Banded KKT system of one taut-path iteration (compiled when numba is available)."""
+    if USE_NUMBA and HAVE_NUMBA:
+        return _assemble_kkt_nb(x, active, normal, lam, shape, w, use_curv)
+    return _assemble_kkt_py(x, active, normal, lam, shape, w, use_curv)

@@ -132,6 +132,11 @@ class MeshObstacle:
         _, vidx = self.tree.query(p, k=k)
         vidx = np.asarray(vidx).reshape(m, k)
         cand = self.vertex_faces[vidx].reshape(m, -1)
+        if _kernels.USE_NUMBA and _kernels.HAVE_NUMBA:
+            q, n, sd, face, S = _kernels.closest_full(
+                p, cand, self.faces, self.vertices_B, self.vertex_normals_B, self.face_normals_B
+            )
+            return (q, n, sd, face, S) if shape else (q, n, sd, face)
         q, bary, face, d2 = _kernels.closest_candidates(p, cand, self.faces, self.vertices_B, closest_point_on_triangles)
         tri = self.faces[face]
         n = np.einsum("mi,mij->mj", bary, self.vertex_normals_B[tri])
@@ -200,11 +205,14 @@ class Pose:
         return d_B @ self.R_GB[body].T
 
 
-def closest_over_obstacles(obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4):
+def closest_over_obstacles(
+    obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4, facets: bool = False
+):
     """The nearest-by-signed-distance obstacle surface for each point x_G (m, 3).
 
     Returns closest_G (m, 3), normal_G (m, 3), signed distance (m,), obstacle index (m,),
     closest point in that obstacle's body frame (m, 3) and shape operator in G (m, 3, 3).
+    facets: report the flat faces' normals (and zero curvature) instead of the smooth normal field.
     """
     m = x_G.shape[0]
     best_sd = np.full(m, np.inf)
@@ -215,7 +223,10 @@ def closest_over_obstacles(obstacles: list[MeshObstacle], pose: Pose, x_G: np.nd
     which = np.full(m, -1, dtype=np.int64)
     for j, ob in enumerate(obstacles):  # loop over bodies, vectorised over points
         xb = pose.to_body(ob.body, x_G)
-        q, n, sd, _, S = ob.closest(xb, k=k, shape=True)
+        q, n, sd, face, S = ob.closest(xb, k=k, shape=True)
+        if facets:  # the polyhedron itself: flat faces, no curvature inside them
+            n = ob.face_normals_B[face]
+            S = np.zeros_like(S)
         better = sd < best_sd
         if better.any():
             R = pose.R_GB[ob.body]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_banded
 
+from jointmodeller.core.geometry.wrapping import _kernels
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, closest_over_obstacles
 from jointmodeller.core.geometry.wrapping.path import FREE, WrapPath, make_path
 
@@ -28,25 +29,21 @@ class TautOptions:
     """Solver settings.
 
     n_segments: polyline segments (vertices = n_segments + 1); chord error ~ (κ L/n)²/24.
-    max_iter: iteration cap; tol: step size (fraction of the path length) that counts as converged.
+    max_iter: iteration cap; tol: largest vertex step (fraction of the end-to-end distance) that
+    counts as converged (the length is stationary, so its error is of order tol²).
     k_nearest: nearest vertices whose faces are searched in closest-point queries.
+    facet_polish: finish on the flat faces themselves (exact polyhedral optimum, so the force
+    method and -dl/dq agree to ~1e-4) instead of the smooth normal field (~1e-3, fewer iterations).
+    penetration: depth (fraction of the end-to-end distance) below which a free vertex just off its
+    lift-off point is not pulled back into contact; this ends release/re-contact cycles.
     """
 
     n_segments: int = 96
     max_iter: int = 60
-    tol: float = 1e-7
+    tol: float = 1e-5
     k_nearest: int = 4
-
-
-def _tangent_rows(n: np.ndarray) -> np.ndarray:
-    """Rotation rows (m, 3, 3): two unit tangents and the unit normal n (m, 3) last."""
-    a = np.zeros_like(n)
-    idx = np.argmin(np.abs(n), axis=1)
-    a[np.arange(len(n)), idx] = 1.0
-    t1 = np.cross(n, a)
-    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
-    t2 = np.cross(n, t1)
-    return np.stack([t1, t2, n], axis=1)
+    facet_polish: bool = True
+    penetration: float = 1e-8
 
 
 def solve_energy_kkt(
@@ -55,9 +52,13 @@ def solve_energy_kkt(
     normal: np.ndarray,
     lam: np.ndarray | None = None,
     shape_G: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Minimise Σ|x_{i+1}-x_i|² over the interior vertices of x (N+1, 3) with the ends fixed and
-    each active vertex i kept on its tangent plane n_i·(y_i - x_i) = 0.
+    """Minimise Σ w_i|x_{i+1}-x_i|² over the interior vertices of x (N+1, 3) with the ends fixed
+    and each active vertex i kept on its tangent plane n_i·(y_i - x_i) = 0.
+
+    weights (N,) default to 1 (the energy); w_i = 1/|x_{i+1}-x_i| makes the fixed point of the
+    iteration a critical point of the *length* (iteratively reweighted least squares).
 
     active (N-1,) bool, normal (N-1, 3) unit normals. Returns the new polyline (N+1, 3) and the
     contact multipliers (N-1,) (n_i · ∂(E/2)/∂y_i; positive where the surface pushes the string,
@@ -67,43 +68,28 @@ def solve_energy_kkt(
     the surface, quadratic convergence); without them it is a Gauss–Newton step (linear).
     """
     N1 = x.shape[0] - 2
-    R = np.tile(np.eye(3), (N1, 1, 1))
-    if active.any():
-        R[active] = _tangent_rows(normal[active])
-    D = 2.0 * R
-    Off = -R.copy()
-    # constraint rows replace the normal-gradient row of active vertices
-    D[active, 2, :] = normal[active]
-    Off[active, 2, :] = 0.0
-    rhs = np.zeros((N1, 3))
-    if lam is not None and shape_G is not None and active.any():
-        Ra = R[active]
-        lS = np.maximum(lam[active], 0.0)[:, None, None] * shape_G[active]
-        # keep the tangent blocks positive definite: cap the curvature term at half the diagonal
-        big = np.abs(np.linalg.eigvalsh(lS)).max(axis=1)
-        lS *= np.minimum(1.0, 1.0 / np.maximum(big, 1e-300))[:, None, None]
-        curv = Ra[:, :2, :] @ lS  # (a, 2, 3): T (λS), acting on the tangential displacement
-        D[active, :2, :] -= curv
-        rhs[active, :2] -= np.einsum("aij,aj->ai", curv, x[1:-1][active])
-    rhs[0] -= Off[0] @ x[0]
-    rhs[-1] -= Off[-1] @ x[-1]
-    rhs[active, 2] = np.einsum("ij,ij->i", normal[active], x[1:-1][active])
-    n = 3 * N1
-    ab = np.zeros((11, n))
-    blk = np.arange(N1)
-    r = (3 * blk[:, None, None] + np.arange(3)[None, :, None]).repeat(3, axis=2)  # (N1,3,3)
-    c = 3 * blk[:, None, None] + np.arange(3)[None, None, :]
-    c = np.broadcast_to(c, r.shape)
-    ab[5 + r - c, c] = D
-    # x_{i-1} columns: block i-1 (exists for i >= 1)
-    ab[5 + r[1:] - (c[1:] - 3), c[1:] - 3] = Off[1:]
-    ab[5 + r[:-1] - (c[:-1] + 3), c[:-1] + 3] = Off[:-1]
-    y = solve_banded((5, 5), ab, rhs.reshape(-1)).reshape(N1, 3)
+    w = np.ones(N1 + 1) if weights is None else np.asarray(weights, float)
+    wl, wr = w[:-1], w[1:]  # weights of the spans before and after each interior vertex
+    use_curv = lam is not None and shape_G is not None
+    ab, rhs = _kernels.assemble_kkt(
+        np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(active, dtype=np.bool_),
+        np.ascontiguousarray(normal, dtype=float),
+        np.ascontiguousarray(lam if use_curv else np.zeros(N1), dtype=float),
+        np.ascontiguousarray(shape_G if use_curv else np.zeros((N1, 3, 3)), dtype=float), w, use_curv,
+    )
+    y = solve_banded((5, 5), ab, rhs, overwrite_ab=True, overwrite_b=True, check_finite=False).reshape(N1, 3)
     out = x.copy()
     out[1:-1] = y
-    grad = 2.0 * y - out[:-2] - out[2:]
+    grad = (wl + wr)[:, None] * y - wl[:, None] * out[:-2] - wr[:, None] * out[2:]
     lam = np.where(active, np.einsum("ij,ij->i", normal, grad), 0.0)
     return out, lam
+
+
+def _weighted_gradient(x: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """∂/∂x_i of ½Σ w_i|x_{i+1}-x_i|² at the interior vertices (N-1, 3)."""
+    w = np.ones(len(x) - 1) if weights is None else weights
+    wl, wr = w[:-1, None], w[1:, None]
+    return (wl + wr) * x[1:-1] - wl * x[:-2] - wr * x[2:]
 
 
 def sector_hull_guess(
@@ -235,26 +221,38 @@ class TautPathSolver:
         it = 0
         lam = None
         settled = not cold  # Newton curvature term only once the contact set stops changing
-        eps = 1e-12 * scale
+        weights = None  # energy weights (IRLS weights 1/|span| would target the length itself)
+        facets = opt.facet_polish and not cold  # a warm start is already near the facet optimum
+        eps = opt.penetration * scale  # free vertices this close inside are not re-activated
+        spacing = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
         for it in range(1, opt.max_iter + 1):
-            c, n, sd, which, cB, S = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
+            c, n, sd, which, cB, S = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets)
             newly = (sd < -eps) & ~active
             active = active | newly
             x[1:-1][active] = c[active]
-            if settled:
-                g = 2.0 * x[1:-1] - x[:-2] - x[2:]
-                lam0 = np.where(active, np.einsum("ij,ij->i", n, g), 0.0) if lam is None or newly.any() else lam
-                x_new, lam = solve_energy_kkt(x, active, n, lam0, S)
+            use_newton = settled and active.any()
+            if use_newton:
+                if lam is None or newly.any():
+                    lam = np.where(active, np.einsum("ij,ij->i", n, _weighted_gradient(x, weights)), 0.0)
+                x_new, lam_new = solve_energy_kkt(x, active, n, lam, S, weights)
+                # safeguard: a Newton step longer than the vertex spacing means the curvature model
+                # does not hold (contacts still moving); take the Gauss–Newton step instead
+                if float(np.max(np.linalg.norm(x_new - x, axis=1))) > spacing:
+                    x_new, lam_new = solve_energy_kkt(x, active, n, weights=weights)
+                lam = lam_new
             else:
-                x_new, lam = solve_energy_kkt(x, active, n)
+                x_new, lam = solve_energy_kkt(x, active, n, weights=weights)
             release = active & (lam < 0.0)
             step = float(np.max(np.linalg.norm(x_new - x, axis=1)))
             x = x_new
             active = active & ~release
-            settled = settled or (not release.any() and not newly.any())
-            if step < opt.tol * scale and not release.any() and not newly.any():
-                converged = True
-                break
+            stable = not release.any() and not newly.any()
+            settled = stable  # Newton's curvature term only while the contact set holds still
+            if step < opt.tol * scale and stable:
+                if facets or not opt.facet_polish:
+                    converged = True
+                    break
+                facets = True
         # final retraction: contacts (and any vertex still inside) onto the surface
         c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
         on = active | (sd < 0.0)

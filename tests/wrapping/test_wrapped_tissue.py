@@ -1,0 +1,160 @@
+"""The wrapped-tissue force element: virtual work, straight-line limit, length rate, provider."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trimesh
+from scipy.spatial.transform import Rotation
+
+from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
+from jointmodeller.core.mechanics.forces import BodyKinematics
+from jointmodeller.core.mechanics.tissues import (
+    axial_tension,
+    make_tissue_set,
+    polynomial_energy,
+    straight_tissue_geometry,
+)
+from jointmodeller.core.mechanics.wrapped_tissue import (
+    TissuePath,
+    WrappedTissue,
+    WrappingPathProvider,
+    path_length_rate,
+)
+
+COEFFS = np.array([2000.0, 5e4])  # N/m, N/m²
+R_BALL = 0.02
+
+
+@pytest.fixture(scope="module")
+def ball():
+    m = trimesh.creation.icosphere(subdivisions=5, radius=R_BALL)
+    return MeshObstacle(m.vertices, m.faces, body=1)
+
+
+def kinematics(p, R, v=None, w=None) -> BodyKinematics:
+    n = len(p)
+    return BodyKinematics(np.asarray(p, float), np.asarray(R, float),
+                          np.zeros((n, 3)) if v is None else np.asarray(v, float),
+                          np.zeros((n, 3)) if w is None else np.asarray(w, float))
+
+
+def three_bodies():
+    """Ground-ish body 0, a ball (body 1) in the middle, body 2 beyond; the tissue runs 0 -> 2."""
+    p = np.array([[-0.06, -0.01, 0.0], [0.0, 0.0, 0.0], [0.07, -0.012, 0.005]])
+    R = np.stack([Rotation.from_rotvec(v).as_matrix() for v in ([0.1, 0, 0.2], [0.3, -0.2, 0.1], [0, 0.4, 0])])
+    return p, R
+
+
+def tissue(ball, method="taut"):
+    path = TissuePath(0, np.array([0.01, 0.0, 0.0]), 2, np.array([-0.01, 0.0, 0.002]), [ball], method=method)
+    return WrappedTissue(path, rest_length=0.10, coeffs=COEFFS, tension_only=True)
+
+
+def energy(el: WrappedTissue, p, R) -> float:
+    path = el.path(Pose(p, R))
+    return float(polynomial_energy(np.array([path.length - el.rest_length]), COEFFS[None])[0])
+
+
+def test_forces_are_minus_the_energy_gradient(ball):
+    """Virtual work: translating/rotating any body changes the stored energy by -F·dx, -M·dθ."""
+    el = tissue(ball)
+    p, R = three_bodies()
+    kin = kinematics(p, R)
+    force = np.zeros((3, 3))
+    torque = np.zeros((3, 3))
+    el.accumulate(0.0, kin, force, torque)
+    assert el.last_tension > 0 and el.last_path.length > 0.10
+    assert (el.last_path.body == 1).sum() > 5  # it wraps the ball
+    h = 1e-5
+    # tolerance: the polyline over a faceted ball is optimal to ~1e-4 of the tension's effect
+    for j in range(3):
+        for k in range(3):
+            e = np.eye(3)[k]
+            dp = np.zeros_like(p)
+            dp[j] = h * e
+            gF = (energy(el, p + dp, R) - energy(el, p - dp, R)) / (2 * h)
+            assert force[j, k] == pytest.approx(-gF, rel=3e-3, abs=3e-3 * np.abs(force).max())
+            Rp, Rm = R.copy(), R.copy()
+            Q = Rotation.from_rotvec(h * e).as_matrix()
+            Rp[j] = Q @ R[j]
+            Rm[j] = Q.T @ R[j]
+            gM = (energy(el, p, Rp) - energy(el, p, Rm)) / (2 * h)
+            assert torque[j, k] == pytest.approx(-gM, rel=3e-3, abs=3e-3 * np.abs(torque).max())
+    # action and reaction: the tissue exerts no net force on the system
+    assert np.allclose(force.sum(0), 0, atol=1e-6 * np.abs(force).max())
+
+
+def test_unobstructed_tissue_equals_a_straight_tissue(ball):
+    el = tissue(ball)
+    p, R = three_bodies()
+    p[1] = [0.0, 0.2, 0.0]  # move the ball out of the way
+    v = np.array([[0.1, 0, 0], [0, 0, 0], [-0.2, 0.05, 0.0]])
+    w = np.array([[0, 0, 1.0], [0, 0, 0], [0.5, 0, 0]])
+    kin = kinematics(p, R, v, w)
+    force = np.zeros((3, 3))
+    torque = np.zeros((3, 3))
+    WrappedTissue(el.path, 0.10, COEFFS, damping=30.0, tension_only=True).accumulate(0.0, kin, force, torque)
+    geo = straight_tissue_geometry(kin, np.array([0]), el.path.r_a_B[None], np.array([2]), el.path.r_b_B[None])
+    T = axial_tension(geo.length - 0.10, geo.length_rate, COEFFS[None], np.array([30.0]), np.array([True]))[0]
+    f_ref = np.zeros((3, 3))
+    t_ref = np.zeros((3, 3))
+    for body, pt, d in ((0, geo.point_a_G[0], geo.dir_a_G[0]), (2, geo.point_b_G[0], geo.dir_b_G[0])):
+        f_ref[body] += T * d
+        t_ref[body] += np.cross(pt - p[body], T * d)
+    assert np.allclose(force, f_ref, rtol=1e-9, atol=1e-12) and np.allclose(torque, t_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_length_rate_matches_finite_difference_of_length(ball):
+    el = tissue(ball)
+    p, R = three_bodies()
+    v = np.array([[0.1, 0.02, 0], [0.0, -0.05, 0.01], [-0.2, 0.05, 0.0]])
+    w = np.array([[0, 0, 1.0], [0.3, 0.2, -0.4], [0.5, 0, 0]])
+    path = el.path(Pose(p, R))
+    rate = path_length_rate(path, kinematics(p, R, v, w))
+    dt = 1e-6
+
+    def moved(t):
+        Rt = np.stack([Rotation.from_rotvec(w[j] * t).as_matrix() @ R[j] for j in range(3)])
+        return Pose(p + v * t, Rt)
+
+    fd = (el.path(moved(dt)).length - el.path(moved(-dt)).length) / (2 * dt)
+    assert rate == pytest.approx(fd, rel=1e-3)
+
+
+def test_path_provider_reproduces_the_force_element(ball):
+    p, R = three_bodies()
+    kin = kinematics(p, R)
+    el = tissue(ball)
+    f1 = np.zeros((3, 3))
+    t1 = np.zeros((3, 3))
+    el.accumulate(0.0, kin, f1, t1)
+    ts = make_tissue_set([0], [2], el.path.r_a_B[None], el.path.r_b_B[None], COEFFS[None],
+                         tension_only=[True], rest_length=[0.10], wrapped=[True])
+    prov = WrappingPathProvider(ts, [ball])
+    wp = prov.wrapped_paths(0.0, kin, np.array([0]))
+    g = wp.geometry
+    assert g.length[0] == pytest.approx(el.last_path.length, rel=1e-9)
+    T = el.last_tension
+    f2 = np.zeros((3, 3))
+    t2 = np.zeros((3, 3))
+    pts = [(0, g.point_a_G[0], g.dir_a_G[0]), (2, g.point_b_G[0], g.dir_b_G[0])]
+    pts += list(zip(wp.extra_body, wp.extra_point_G, wp.extra_dir_G))
+    for body, pt, d in pts:
+        f2[body] += T * d
+        t2[body] += np.cross(pt - p[body], T * d)
+    assert np.allclose(f1, f2, atol=1e-9) and np.allclose(t1, t2, atol=1e-12)
+    assert (wp.extra_body == 1).sum() > 5
+
+
+def test_mjm_method_is_selectable_and_balanced(ball):
+    el = tissue(ball, method="mjm-covariance")
+    p, R = three_bodies()
+    force = np.zeros((3, 3))
+    torque = np.zeros((3, 3))
+    el.accumulate(0.0, kinematics(p, R), force, torque)
+    assert el.last_path.method == "mjm-covariance" and el.last_tension > 0
+    assert [(s.body_a, s.body_b) for s in el.last_path.segments] == [(0, 1), (1, 2)]
+    assert np.allclose(force.sum(0), 0, atol=1e-9)
+    with pytest.raises(ValueError):
+        TissuePath(0, np.zeros(3), 1, np.zeros(3), [ball], method="nonsense")
