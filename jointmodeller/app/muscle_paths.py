@@ -1,0 +1,150 @@
+"""Use case: muscle path lengths and moment arms over a coordinate range — run, CSV, plot.
+
+``muscle_paths_run`` wraps the core study in a RunRecord (stored beside the inputs like any run);
+``write_muscle_paths_csv`` and ``plot_muscle_paths`` export it; ``muscle_paths_command`` does all
+three for a project file (CLI/GUI entry).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from jointmodeller.core.studies.muscle_paths import build_multibody, muscle_paths
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Project
+
+STUDY = "muscle_paths"
+
+
+def _is_rotational(project: Project, coordinate: str) -> bool:
+    for m in project.masses:
+        j = m.joint
+        if j is None or coordinate not in j.coordinates:
+            continue
+        if j.type in ("slider",):
+            return False
+        if j.type == "planar":
+            return j.coordinates.index(coordinate) == 0
+        if j.type == "custom":
+            k = j.coordinates.index(coordinate)
+            rot = [f for f in j.functions[:3] if f.coordinates and f.coordinates[0] == j.coordinates[k]]
+            return bool(rot) or not any(f.coordinates and f.coordinates[0] == coordinate for f in j.functions[3:])
+        return True
+    return True
+
+
+def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop: float = 130.0,
+                     step: float = 5.0, attachments: Sequence[str] | None = None,
+                     wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None) -> RunRecord:
+    """Sweep ``coordinate`` from start to stop (inclusive) in ``step`` — degrees for a rotation,
+    metres for a translation — and return a RunRecord with series coordinate (n,), length_m,
+    moment_arm_m, moment_arm_excursion_m, wrapped (n, m), labelled by attachment name."""
+    rotational = _is_rotational(project, coordinate)
+    unit = "deg" if rotational else "m"
+    params = {"coordinate": coordinate, "start": start, "stop": stop, "step": step, "unit": unit,
+              "attachments": list(attachments) if attachments is not None else None}
+    if step <= 0 or stop < start:
+        return RunRecord(STUDY, params, "failed", "the range needs step > 0 and stop ≥ start")
+    values = np.arange(start, stop + 0.5 * step, step)
+    try:
+        model = build_multibody(project)
+        res = muscle_paths(project, coordinate, np.radians(values) if rotational else values,
+                           attachments, wrap_ranges, model=model)
+    except (KeyError, ValueError) as exc:
+        return RunRecord(STUDY, params, "failed", str(exc).strip("'\""))
+    names = list(res.names)
+    summary = {
+        name: {"length_min_m": float(res.length[:, j].min()), "length_max_m": float(res.length[:, j].max()),
+               "moment_arm_peak_m": float(res.moment_arm[np.argmax(np.abs(res.moment_arm[:, j])), j]),
+               "max_gf_minus_excursion_m": float(np.abs(res.moment_arm[:, j] - res.moment_arm_excursion[:, j]).max())}
+        for j, name in enumerate(names)
+    }
+    series = {
+        f"{coordinate}_{unit}": values,
+        "length_m": res.length,
+        "moment_arm_m": res.moment_arm,
+        "moment_arm_excursion_m": res.moment_arm_excursion,
+        "wrapped": res.wrapped.astype(float),
+    }
+    labels = {k: names for k in ("length_m", "moment_arm_m", "moment_arm_excursion_m", "wrapped")}
+    return RunRecord(STUDY, params, "completed", "", series, labels, summary)
+
+
+def _coordinate_series(run: RunRecord) -> tuple[str, np.ndarray]:
+    key = next(k for k in run.series if k not in ("length_m", "moment_arm_m", "moment_arm_excursion_m", "wrapped"))
+    return key, np.asarray(run.series[key])
+
+
+def write_muscle_paths_csv(run: RunRecord, path: str | Path) -> Path:
+    """Long-format CSV: one row per (coordinate value, attachment) with length and moment arms in mm."""
+    path = Path(path)
+    key, x = _coordinate_series(run)
+    names = run.labels["length_m"]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow([key, "attachment", "length_mm", "moment_arm_mm", "moment_arm_excursion_mm", "wrapped"])
+        for i, xv in enumerate(x):
+            for j, name in enumerate(names):
+                w.writerow([f"{xv:g}", name, f"{run.series['length_m'][i, j] * 1e3:.6f}",
+                            f"{run.series['moment_arm_m'][i, j] * 1e3:.6f}",
+                            f"{run.series['moment_arm_excursion_m'][i, j] * 1e3:.6f}",
+                            int(run.series["wrapped"][i, j])])
+    return path
+
+
+def plot_muscle_paths(run: RunRecord, path: str | Path, reference: dict[str, np.ndarray] | None = None) -> Path:
+    """PNG with path length (top) and moment arm (bottom) of every attachment against the coordinate.
+
+    reference: optional name -> (n, 3) rows (x, length_m, moment_arm_m) drawn as markers (e.g. OpenSim)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    key, x = _coordinate_series(run)
+    names = run.labels["length_m"]
+    fig = Figure(figsize=(7.5, 7.0), dpi=110)
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    for j, name in enumerate(names):
+        line, = ax1.plot(x, run.series["length_m"][:, j] * 1e3, label=name)
+        ax2.plot(x, run.series["moment_arm_m"][:, j] * 1e3, color=line.get_color())
+        if reference and name in reference:
+            r = reference[name]
+            ax1.plot(r[:, 0], r[:, 1] * 1e3, "o", ms=3, mfc="none", color=line.get_color())
+            ax2.plot(r[:, 0], r[:, 2] * 1e3, "o", ms=3, mfc="none", color=line.get_color())
+    ax1.set_ylabel("path length [mm]")
+    ax2.set_ylabel("moment arm [mm]")
+    ax2.set_xlabel(key.replace("_", " "))
+    ax2.axhline(0.0, color="0.6", lw=0.8)
+    ax1.legend(fontsize=8, ncol=3)
+    title = f"Muscle paths over {run.parameters.get('coordinate', key)}"
+    if reference:
+        title += " (markers: reference)"
+    ax1.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str | Path,
+                         start: float = 0.0, stop: float = 130.0, step: float = 5.0,
+                         store_run: bool = True) -> RunRecord:
+    """Run the study on a project file, store the run in it, write CSV and PNG into ``out_dir``."""
+    from jointmodeller.persistence.store import ProjectStore
+
+    with ProjectStore(project_path) as store:
+        project = store.load_project()
+        run = muscle_paths_run(project, coordinate, start, stop, step)
+        if store_run:
+            run.id = store.save_run(run)
+    if run.status == "completed":
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_muscle_paths_csv(run, out / f"muscle_paths_{coordinate}.csv")
+        plot_muscle_paths(run, out / f"muscle_paths_{coordinate}.png")
+    return run
