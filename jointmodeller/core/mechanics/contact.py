@@ -1,0 +1,360 @@
+"""Cartilage contact between two bones: a force element per contact pair (seed 004 §3.4, seed 003 §5).
+
+Each evaluation regenerates the contact set: the spring-bed vertices of one body (in its body
+frame) are mapped into the other body's frame and every vertex beneath the other surface becomes a
+contact point, with its closest point, smooth surface normal and penetration depth
+(:mod:`jointmodeller.core.geometry.collision_proximity`). Two force laws, chosen per pair:
+
+- ``"foundation"`` (elastic foundation, seed 003 §5.2): a bed of springs on the cartilage mesh,
+  stiffness k_i = K·A_i with K = (1−ν)E / ((1+ν)(1−2ν)h) and A_i the vertex's share of the mesh
+  area; force k_i x_i along the line from the vertex to its closest point, Hunt–Crossley
+  dissipation f_e (1 + 1.5 c ẋ) and optional Stribeck friction.
+- ``"mjm"`` (MJM cartilage springs, seed 004 §3.4): springs at the contact points, stiffness
+  normal to the surface with lateral stiffness ``lateral_ratio`` (0.001) of it; the spring
+  stiffness is recomputed every evaluation from the number of contact points, k_i = K_tot / n,
+  with K_tot = design_load / (max_penetration_fraction · h), so that the mean penetration under the
+  design load is max_penetration_fraction of the cartilage thickness. n counts each point with a
+  weight rising smoothly from 0 (just touching) to 1, so the force stays continuous in the pose.
+
+Both apply equal and opposite forces at the midpoint between the vertex and its closest point, so
+the pair conserves momentum and angular momentum. The per-evaluation :class:`ContactResult`
+(points, pressures, total force, centre of pressure) feeds the viewport's pressure map and plots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jointmodeller.core.geometry.collision import (
+    DEFAULT_RHO,
+    CollisionPrediction,
+    CollisionSurface,
+    RelativeMotion,
+    predict_collision,
+    relative_motion_B,
+    relative_pose_B,
+)
+from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley
+from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
+
+METHODS = ("foundation", "mjm")
+BEDS = ("a", "b", "both")
+
+
+def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(n,) each vertex's share of the mesh area: a third of the area of every face around it [m²]."""
+    tri = vertices[faces]
+    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    out = np.zeros(len(vertices))
+    for k in range(3):
+        np.add.at(out, faces[:, k], area / 3.0)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ContactSurface:
+    """One body's contact mesh in its body frame B with everything built once.
+
+    surface: the collision surface (vertices_B (n, 3), normals, predictive-search grid);
+    proximity: closest-point structures; area (n,) vertex areas [m²].
+    """
+
+    surface: CollisionSurface
+    proximity: SurfaceProximity = field(repr=False)
+    area: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_mesh(cls, vertices_B: np.ndarray, faces: np.ndarray) -> "ContactSurface":
+        surface = CollisionSurface.from_mesh(vertices_B, faces)
+        prox = SurfaceProximity.build(surface.vertices_B, surface.faces, grid=surface.grid,
+                                      vertex_normals=surface.normals_B)
+        return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces))
+
+    @property
+    def vertices_B(self) -> np.ndarray:
+        return self.surface.vertices_B
+
+
+@dataclass(frozen=True)
+class ContactResult:
+    """One contact pair at one evaluation.
+
+    a, b: body indices; bed_body (m,), bed_vertex (m,): which body's bed vertex made each contact
+    point; points_G (m, 3) contact points; normals_G (m, 3) unit contact directions (the way the
+    force pushes body a); depth (m,) penetration [m]; pressure (m,) normal force / vertex area [Pa];
+    force_G (m, 3) forces on body a (body b gets the opposite); total_force_G (3,) on a;
+    centre_of_pressure_G (3,) normal-force weighted mean of the points (nan when no contact);
+    penetration_limit [m]: max_penetration_fraction × thickness.
+    """
+
+    a: int
+    b: int
+    bed_body: np.ndarray
+    bed_vertex: np.ndarray
+    points_G: np.ndarray
+    normals_G: np.ndarray
+    depth: np.ndarray
+    pressure: np.ndarray
+    force_G: np.ndarray
+    total_force_G: np.ndarray
+    centre_of_pressure_G: np.ndarray
+    penetration_limit: float
+
+    @property
+    def n_points(self) -> int:
+        return int(self.depth.shape[0])
+
+    @property
+    def max_penetration(self) -> float:
+        return float(self.depth.max()) if self.n_points else 0.0
+
+    @property
+    def normal_force(self) -> float:
+        """Sum of the normal-force magnitudes [N]."""
+        return float((self.force_G * self.normals_G).sum()) if self.n_points else 0.0
+
+
+@dataclass
+class _Springs:
+    """Active springs of one bed direction, in G (internal)."""
+
+    bed_body: int
+    bed_vertex: np.ndarray
+    point_G: np.ndarray
+    normal_G: np.ndarray  # unit, pushes the bed body out of the other
+    depth: np.ndarray
+    stiffness: np.ndarray  # (m,) normal stiffness [N/m]
+    lateral: float  # lateral stiffness ratio (0 for the foundation: its force is along normal_G)
+    offset_G: np.ndarray  # closest point − bed vertex (m, 3)
+    area: np.ndarray
+
+
+class ContactPair:
+    """Cartilage contact between bodies a and b (implements ``ForceElement``).
+
+    vertices_a_B (n, 3), faces_a (p, 3): body a's contact mesh in a's body frame [m]; likewise b.
+    thickness [m] cartilage (layer) thickness h; youngs_modulus [Pa], poisson: the layer's E and ν;
+    method "foundation" or "mjm"; rho: ρ of the predictive search; lateral_ratio: MJM lateral /
+    normal stiffness; max_penetration_fraction: MJM design penetration / h; design_load [N]: the
+    load at which MJM springs reach that penetration; dissipation: Hunt–Crossley c [s/m];
+    friction: optional Stribeck law; bed: whose vertices carry the springs ("a", "b" or "both",
+    the latter at half stiffness each); search_distance [m]: deepest penetration looked for
+    (default the thickness).
+    """
+
+    def __init__(
+        self,
+        a: int,
+        b: int,
+        vertices_a_B: np.ndarray,
+        faces_a: np.ndarray,
+        vertices_b_B: np.ndarray,
+        faces_b: np.ndarray,
+        thickness: float,
+        youngs_modulus: float = 10e6,
+        poisson: float = 0.45,
+        method: str = "foundation",
+        rho: float = DEFAULT_RHO,
+        lateral_ratio: float = 1e-3,
+        max_penetration_fraction: float = 0.2,
+        design_load: float = 1000.0,
+        dissipation: float = 0.0,
+        friction: StribeckFriction | None = None,
+        bed: str = "a",
+        search_distance: float | None = None,
+        surfaces: tuple[ContactSurface, ContactSurface] | None = None,
+    ) -> None:
+        if method not in METHODS:
+            raise ValueError(f"contact method must be one of {METHODS}, got {method!r}")
+        if bed not in BEDS:
+            raise ValueError(f"contact bed must be one of {BEDS}, got {bed!r}")
+        if a == b:
+            raise ValueError("a contact pair needs two different bodies")
+        if not 0 < max_penetration_fraction <= 1:
+            raise ValueError("max_penetration_fraction must lie in (0, 1]")
+        if not lateral_ratio >= 0 or not design_load > 0 or not dissipation >= 0 or not rho > 0:
+            raise ValueError("lateral_ratio, dissipation must be >= 0; design_load, rho > 0")
+        self.a, self.b = int(a), int(b)
+        self.thickness = float(thickness)
+        self.youngs_modulus = float(youngs_modulus)
+        self.poisson = float(poisson)
+        self.modulus_per_area = foundation_modulus(youngs_modulus, poisson, thickness)
+        self.method = method
+        self.rho = float(rho)
+        self.lateral_ratio = float(lateral_ratio)
+        self.max_penetration_fraction = float(max_penetration_fraction)
+        self.design_load = float(design_load)
+        self.dissipation = float(dissipation)
+        self.friction = friction
+        self.bed = bed
+        self.search_distance = float(thickness if search_distance is None else search_distance)
+        if surfaces is None:
+            surfaces = (ContactSurface.from_mesh(vertices_a_B, faces_a), ContactSurface.from_mesh(vertices_b_B, faces_b))
+        self.surface_a, self.surface_b = surfaces
+        self.last_result: ContactResult | None = None
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def penetration_limit(self) -> float:
+        return self.max_penetration_fraction * self.thickness
+
+    @property
+    def mjm_total_stiffness(self) -> float:
+        """K_tot = design_load / (max_penetration_fraction · h) [N/m] of the MJM springs."""
+        return self.design_load / self.penetration_limit
+
+    def _springs(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
+                 surf: ContactSurface, scale: float) -> _Springs:
+        """Springs of ``bed``'s vertices beneath ``surf`` (both in their body frames)."""
+        R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
+        P_o = bed.vertices_B @ R_ob.T + p_ob
+        cp = surf.proximity.closest(P_o, self.search_distance)
+        inside = cp.depth > 0.0
+        idx = cp.index[inside]
+        R_Go = kin.R_GB[other]
+        s_o = cp.closest[inside]
+        offset_G = (s_o - P_o[idx]) @ R_Go.T
+        smooth_n_G = cp.normal[inside] @ R_Go.T
+        mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
+        area = bed.area[idx]
+        if self.method == "foundation":
+            depth = cp.depth[inside]
+            normal = np.divide(offset_G, depth[:, None], out=smooth_n_G.copy(), where=depth[:, None] > 0)
+            stiffness = scale * self.modulus_per_area * area
+            lateral = 0.0
+        else:
+            depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
+            normal = smooth_n_G
+            ramp = 0.05 * self.penetration_limit
+            n_eff = max(float(np.minimum(depth / ramp, 1.0).sum()), 1.0)
+            stiffness = np.full(len(idx), scale * self.mjm_total_stiffness / n_eff)
+            lateral = self.lateral_ratio
+        return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area)
+
+    def _all_springs(self, kin: BodyKinematics) -> list[_Springs]:
+        out = []
+        scale = 0.5 if self.bed == "both" else 1.0
+        if self.bed in ("a", "both"):
+            out.append(self._springs(kin, self.a, self.b, self.surface_a, self.surface_b, scale))
+        if self.bed in ("b", "both"):
+            out.append(self._springs(kin, self.b, self.a, self.surface_b, self.surface_a, scale))
+        return out
+
+    # ------------------------------------------------------------------ forces
+    def _forces_on_bed(self, kin: BodyKinematics, sp: _Springs) -> tuple[np.ndarray, np.ndarray]:
+        """(forces (m, 3) on the bed body, normal-force magnitudes (m,))."""
+        other = self.b if sp.bed_body == self.a else self.a
+        n = sp.normal_G
+        f_el = sp.stiffness * sp.depth
+        needs_rate = self.dissipation > 0 or self.friction is not None
+        if needs_rate and len(sp.depth):
+            body_bed = np.full(len(sp.depth), sp.bed_body)
+            body_other = np.full(len(sp.depth), other)
+            v_rel = kin.point_velocities_G(body_bed, self._r_B(kin, sp.bed_body, sp.point_G)) - \
+                kin.point_velocities_G(body_other, self._r_B(kin, other, sp.point_G))
+            rate = -(v_rel * n).sum(axis=1)
+        else:
+            v_rel = np.zeros_like(n)
+            rate = np.zeros(len(sp.depth))
+        f_n = hunt_crossley(f_el, rate, self.dissipation)
+        force = f_n[:, None] * n
+        if sp.lateral > 0:
+            lat = sp.offset_G - (sp.offset_G * n).sum(axis=1)[:, None] * n
+            force = force + (sp.lateral * sp.stiffness)[:, None] * lat
+        if self.friction is not None and len(sp.depth):
+            slip = v_rel - (v_rel * n).sum(axis=1)[:, None] * n
+            force = force + self.friction.force(slip, f_n)
+        return force, f_n
+
+    @staticmethod
+    def _r_B(kin: BodyKinematics, body: int, point_G: np.ndarray) -> np.ndarray:
+        return (point_G - kin.p_G[body]) @ kin.R_GB[body]
+
+    def evaluate(self, t: float, kin: BodyKinematics) -> ContactResult:
+        """Contact points, pressures and forces at this pose and velocity (pure: no side effects)."""
+        parts = []
+        for sp in self._all_springs(kin):
+            f_bed, f_n = self._forces_on_bed(kin, sp)
+            sign = 1.0 if sp.bed_body == self.a else -1.0
+            parts.append((sp, sign * f_bed, sign * sp.normal_G, f_n))
+        if parts:
+            bed_body = np.concatenate([np.full(len(sp.depth), sp.bed_body) for sp, *_ in parts])
+            bed_vertex = np.concatenate([sp.bed_vertex for sp, *_ in parts])
+            points = np.concatenate([sp.point_G for sp, *_ in parts])
+            normals = np.concatenate([nrm for _, _, nrm, _ in parts])
+            depth = np.concatenate([sp.depth for sp, *_ in parts])
+            forces = np.concatenate([f for _, f, _, _ in parts])
+            f_n = np.concatenate([fn for *_, fn in parts])
+            area = np.concatenate([sp.area for sp, *_ in parts])
+        else:  # pragma: no cover - bed is always one of BEDS
+            bed_body = bed_vertex = np.zeros(0, np.int64)
+            points = normals = forces = np.zeros((0, 3))
+            depth = f_n = area = np.zeros(0)
+        scale = 0.5 if self.bed == "both" else 1.0
+        pressure = np.divide(f_n, scale * area, out=np.zeros_like(f_n), where=area > 0)
+        total = forces.sum(axis=0)
+        w = f_n.sum()
+        cop = (f_n[:, None] * points).sum(axis=0) / w if w > 0 else np.full(3, np.nan)
+        return ContactResult(
+            a=self.a, b=self.b, bed_body=bed_body.astype(np.int64), bed_vertex=bed_vertex.astype(np.int64),
+            points_G=points, normals_G=normals, depth=depth, pressure=pressure, force_G=forces,
+            total_force_G=total, centre_of_pressure_G=cop, penetration_limit=self.penetration_limit,
+        )
+
+    def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        """Add the contact forces on a and b and their moments about each centre of mass."""
+        res = self.evaluate(t, kin)
+        self.last_result = res
+        m = res.n_points
+        if m == 0:
+            return
+        body = np.concatenate([np.full(m, self.a), np.full(m, self.b)])
+        pts = np.concatenate([res.points_G, res.points_G])
+        f = np.concatenate([res.force_G, -res.force_G])
+        apply_point_forces(kin, body, pts, f, force_G, torque_G)
+
+    # ------------------------------------------------------------------ Newton help
+    def stiffness_matrix(self, kin: BodyKinematics) -> np.ndarray:
+        """Tangent stiffness K (12, 12) of the springs, frozen contact set and directions.
+
+        Order [δx_a, δθ_a, δx_b, δθ_b] (small translations of each centre of mass and small
+        rotations, all in G); the generalised forces [F_a, τ_a, F_b, τ_b] change by −K δq.
+        K = Σ k_i J_iᵀ S_i J_i with J_i the relative displacement of the contact point and
+        S_i = n nᵀ (+ lateral ratio × (I − n nᵀ) for MJM springs). Dissipation and friction are
+        left out (zero at rest).
+        """
+        K = np.zeros((12, 12))
+        for sp in self._all_springs(kin):
+            m = len(sp.depth)
+            if m == 0:
+                continue
+            n = sp.normal_G
+            S = n[:, :, None] * n[:, None, :]
+            if sp.lateral > 0:
+                S = S + sp.lateral * (np.eye(3)[None] - S)
+            S = sp.stiffness[:, None, None] * S
+            J = np.zeros((m, 3, 12))
+            for body, col, sgn in ((self.a, 0, 1.0), (self.b, 6, -1.0)):
+                r = sp.point_G - kin.p_G[body]
+                J[:, :, col:col + 3] = sgn * np.eye(3)[None]
+                rx = np.zeros((m, 3, 3))
+                rx[:, 0, 1], rx[:, 0, 2] = -r[:, 2], r[:, 1]
+                rx[:, 1, 0], rx[:, 1, 2] = r[:, 2], -r[:, 0]
+                rx[:, 2, 0], rx[:, 2, 1] = -r[:, 1], r[:, 0]
+                J[:, :, col + 3:col + 6] = -sgn * rx  # δθ × r = −[r]× δθ
+            K += np.einsum("mia,mij,mjb->ab", J, S, J)
+        return K
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, kin: BodyKinematics, motion: RelativeMotion | None = None, method: str = "grid",
+                **kw) -> CollisionPrediction:
+        """MJM time to collision of a moving towards b (motion default: their relative velocity)."""
+        if motion is None:
+            motion = relative_motion_B(kin.p_G, kin.R_GB, kin.v_G, kin.w_G, self.a, self.b)
+        R_ba, p_ba = relative_pose_B(kin.p_G, kin.R_GB, self.a, self.b)
+        return predict_collision(self.surface_a.surface, self.surface_b.surface, R_ba, p_ba, motion,
+                                 rho=self.rho, method=method, **kw)
+
