@@ -7,7 +7,7 @@ import numpy as np
 from jointmodeller.core.mechanics.loads import PointLoads
 from jointmodeller.core.mechanics.rotations import euler_to_quat
 from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
-from jointmodeller.core.mechanics.tissues import AXIAL, BUSHING, make_tissue_set
+from jointmodeller.core.mechanics.tissues import AXIAL, BUSHING, make_tissue_set, polynomial_force
 
 
 def no_loads() -> PointLoads:
@@ -52,13 +52,17 @@ def two_bone_ligaments(
     damping: float = 5.0,
     load_N=(0.0, 0.0, 0.0),
     bushing_k: float = 0.0,
+    bushing_preload: bool = False,
     use_numba: bool | None = None,
 ) -> tuple[MechanicalSystem, State]:
     """A fixed 'humerus' and a free 'ulna' 30 mm below it, held by a ring of pre-strained ligaments.
 
     The ligaments run from a circle of radius 12 mm on the lower face of the fixed bone to a circle
     of radius 15 mm on the top of the free bone, twisted by 20°, so they resist all six motions.
-    ``load_N`` is a force at a point 0.2 m down the free bone; ``bushing_k`` adds a 3-axis spring.
+    ``load_N`` is a force at a point 0.2 m down the free bone; ``bushing_k`` adds a 3-axis spring
+    at the gap centre (a joint capsule), unstressed unless ``bushing_preload``: then pre-compressed
+    to push the bones apart with the ligaments' initial pull (a crude stand-in for cartilage
+    contact; beware, a compressed spring can buckle sideways).
     """
     bodies = Bodies.make([2.0, 0.6], [[1e-2, 1e-2, 2e-3], [4e-3, 4.2e-3, 3e-4]], fixed=[True, False],
                          names=["humerus", "ulna"])
@@ -90,7 +94,9 @@ def two_bone_ligaments(
         rest.append(0.0)
         tonly.append(False)
         names.append("capsule")
-        rest_S.append((p_G[1] + r_b[-1]) - (p_G[0] + r_a[-1]))
+        dz = (p_G[0, 2] + ra[:, 2]) - (p_G[1, 2] + rb[:, 2])  # ligament rise from ulna to humerus end
+        pull_z = float(np.sum(polynomial_force(L - L / (1.0 + prestrain), k) * dz / L)) if bushing_preload else 0.0
+        rest_S.append((p_G[1] + r_b[-1]) - (p_G[0] + r_a[-1]) - np.array([0.0, 0.0, pull_z / bushing_k]))
     tissues = make_tissue_set(body_a, body_b, np.array(r_a), np.array(r_b), np.array(coeff3), np.array(damp),
                               tension_only=tonly, rest_length=rest, model=models, rest_S=np.array(rest_S),
                               names=names)

@@ -50,6 +50,16 @@ class PointLoads:
             return
         apply_point_forces(kin, self.body, kin.points_G(self.body, self.r_B), self.forces_at(t), force_G, torque_G)
 
+    def tangent_stiffness(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        """K (6n, 6n): a force fixed in G at a turning arm has moment stiffness -[f×][a×]."""
+        from jointmodeller.core.mechanics.linearization import point_load_stiffness
+
+        return point_load_stiffness(kin, self.body, self.r_B, self.forces_at(t))
+
+    def tangent_damping(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        n = kin.n_bodies
+        return np.zeros((6 * n, 6 * n))
+
 
 @dataclass
 class Gravity:
@@ -60,6 +70,12 @@ class Gravity:
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
         force_G += self.mass[:, None] * self.gravity_G[None, :]
+
+    def tangent_stiffness(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        n = kin.n_bodies
+        return np.zeros((6 * n, 6 * n))
+
+    tangent_damping = tangent_stiffness
 
     def energy(self, kin: BodyKinematics) -> float:
         """Potential energy -Σ m g·p [J] (zero at the origin)."""

@@ -346,6 +346,26 @@ class TissueForces:
         """Elastic energy stored in the tissues [J]."""
         return tissue_energy(kin, self.tissues, self.provider, t)
 
+    def _tangents(self, t: float, kin: BodyKinematics, length_scale: float = 0.1):
+        from jointmodeller.core.mechanics.linearization import finite_difference_stiffness, tissue_tangents
+
+        straight = np.flatnonzero(self._straight)
+        K, C = tissue_tangents(kin, self.tissues, straight)
+        if straight.size < self.tissues.count:  # wrapped paths: differentiate numerically
+            sub = np.flatnonzero(~self._straight)
+            part = TissueForces(_subset(self.tissues, sub), _ReindexedProvider(self.provider, sub), use_numba=False)
+            K += finite_difference_stiffness([part], t, kin, length_scale)
+            C += finite_difference_stiffness([part], t, kin, length_scale, velocity=True)
+        return K, C
+
+    def tangent_stiffness(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        """K = -∂(force, moment)/∂(δp_G, δθ_G) (6n, 6n), exact at rest (see linearization)."""
+        return self._tangents(t, kin)[0]
+
+    def tangent_damping(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        """C = -∂(force, moment)/∂(v_G, w_G) (6n, 6n)."""
+        return self._tangents(t, kin)[1]
+
 
 def _subset(ts: TissueSet, idx: np.ndarray) -> TissueSet:
     """The rows ``idx`` of a tissue set."""

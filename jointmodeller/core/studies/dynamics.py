@@ -94,12 +94,14 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     cancel=None,
     energy_limit: float | None = None,
+    max_steps: int | None = None,
 ) -> Trajectory:
     """Integrate from ``state`` to ``t_end``, sampling every ``report_dt`` seconds.
 
     accuracy α = 10^-digits unless given; ``method`` one of :data:`METHODS`. ``progress(fraction)``
     is called after each step; ``cancel`` is a callable or an Event, checked after each step.
     ``energy_limit`` [J]: kinetic energy that counts as divergence (default 1e6 × reference energy).
+    ``max_steps``: stop ("failed") after this many solver steps.
     Never raises for a diverged run: the Trajectory says "failed" and keeps the samples so far.
     """
     if method not in METHODS:
@@ -169,6 +171,9 @@ def simulate(
                 next_k += 1
         if progress is not None:
             progress(min(1.0, (solver.t - start) / (t_end - start)))
+        if max_steps is not None and n_steps >= max_steps and solver.status == "running":
+            status, message = "failed", f"step limit of {max_steps} reached at t = {solver.t:.6g} s"
+            break
         if _is_cancelled(cancel) and solver.status == "running":
             status, message = "stopped", f"stopped by the user at t = {solver.t:.6g} s"
             break
