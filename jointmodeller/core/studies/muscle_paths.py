@@ -233,6 +233,7 @@ class _Pt:
     r_B: np.ndarray
     wrap: int = -1  # index of the path's wrap object for automatic wrap points
     arc: float = 0.0  # surface length from the previous wrap point (second wrap point only)
+    surface_B: np.ndarray | None = None  # (k, 3) surface points from the previous wrap point, in B
 
 
 @dataclass
@@ -242,6 +243,16 @@ class PathState:
     points: list
     x_G: np.ndarray
     length: float
+
+    def polyline_G(self, kin) -> np.ndarray:
+        """(k, 3) points along the whole path in G, wrap arcs sampled on their surfaces (drawing)."""
+        out = [self.x_G[0]]
+        for k in range(1, len(self.points)):
+            p = self.points[k]
+            if p.surface_B is not None and p.wrap == self.points[k - 1].wrap:
+                out += [_to_G(kin, p.body, r) for r in p.surface_B[1:-1]]
+            out.append(self.x_G[k])
+        return np.array(out)
 
 
 def _to_G(kin, body: int, r: np.ndarray) -> np.ndarray:
@@ -327,7 +338,8 @@ def calc_path(model: MultibodyModel, path: PathSpec, q: np.ndarray, kin=None) ->
                         best, best_at, min_change = res, j, change
             if best is not None and len(best.points):
                 p1 = _Pt(w.body, w.R_BW @ best.r1 + w.p_BW, wid, 0.0)
-                p2 = _Pt(w.body, w.R_BW @ best.r2 + w.p_BW, wid, best.length)
+                p2 = _Pt(w.body, w.R_BW @ best.r2 + w.p_BW, wid, best.length,
+                         best.points @ w.R_BW.T + w.p_BW)
                 pts[best_at + 1:best_at + 1] = [p1, p2]
         length = _length(kin, pts)
         if abs(length - last) < WRAP_CONVERGENCE_M:
