@@ -172,6 +172,20 @@ def load_point_G() -> tuple[float, float, float]:
     return (float(p[0]), float(p[1]), float(p[2]))
 
 
+def experiment_axes() -> tuple[tuple[str, tuple[float, float, float]], ...]:
+    """Grood & Suntay landmarks of the demo (in each bone's L = G at the demo pose): both origins at
+    the trochlea centre, flexion axis +x, humeral long axis +z, ulnar long axis up the ulna's shaft
+    (so the unloaded pose reads 30° of flexion and zero varus–valgus)."""
+    shaft_up = mesh_demo.R_GE @ np.array([0.0, 0.0, 1.0])
+    return (
+        ("origin_fixed", (0.0, 0.0, 0.0)),
+        ("flexion_axis_fixed", (1.0, 0.0, 0.0)),
+        ("long_axis_fixed", (0.0, 0.0, 1.0)),
+        ("origin_moving", (0.0, 0.0, 0.0)),
+        ("long_axis_moving", (float(shaft_up[0]), float(shaft_up[1]), float(shaft_up[2]))),
+    )
+
+
 def build_demo_project(high_res: bool = False, stiffness_scale: float = 1.0) -> Project:
     """The demo elbow project: humerus fixed, ulna free, six tension-only bundles, cartilage contact,
     a 100 N valgus load 30 cm distal on the ulna and the varus–valgus laxity experiment at 30°.
@@ -217,7 +231,7 @@ def build_demo_project(high_res: bool = False, stiffness_scale: float = 1.0) -> 
     experiment = Experiment(
         name="varus-valgus laxity at 30° flexion", fixed_body="humerus", moving_body="ulna",
         load_kind="varus_valgus", max_load=LOAD_N, lever_m=LEVER_M, steps=21, unload=False,
-        flexion_deg=mesh_demo.FLEXION_DEG, measure="varus_valgus_deg",
+        flexion_deg=mesh_demo.FLEXION_DEG, measure="varus_valgus_deg", axes=experiment_axes(),
     )
     return Project(
         info=info, springs=tuple(springs), masses=(humerus, ulna), attachments=tuple(attachments),

@@ -25,11 +25,11 @@ import numpy as np
 FLEXION_DEG = 30.0
 TROCHLEA_HALF_WIDTH = 0.0105  # x extent of the trochlea: [-hw, hw]
 TROCHLEA_GROOVE_R = 0.0095  # radius at the groove (x = 0)
-TROCHLEA_RIM_RISE = (0.0040, 0.0028)  # radius gained at the medial / lateral rim
+TROCHLEA_RIM_RISE = (0.0045, 0.0035)  # radius gained at the medial / lateral rim
 CAPITULUM_CENTRE = np.array([0.0225, 0.0, 0.0])
 CAPITULUM_R = 0.0100
 CARTILAGE_T = 0.0015  # each cartilage layer [m] (elbow cartilage is about 1–2 mm thick)
-CLEARANCE = 0.0005  # gap between the two cartilage surfaces at rest [m]
+CLEARANCE = 0.0001  # gap between the two cartilage surfaces at rest [m]
 BONE_GAP = 2 * CARTILAGE_T + CLEARANCE
 NOTCH_ARC_E_DEG = (-70.0, 115.0)  # notch arc in extension, angle from distal (−z) towards posterior (−y)
 NOTCH_HALF_WIDTH = 0.0095
