@@ -9,8 +9,24 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .spatial import crf, mm, mtm, mtv, mv
 from .tree import inv_small, kin_pass
+
+
+@njit
+def _add_xt_i_x(X, Ia, T, out):
+    """out += X^T Ia X for 6x6 matrices (T is scratch)."""
+    for a in range(6):
+        for b in range(6):
+            s = 0.0
+            for k in range(6):
+                s += Ia[a, k] * X[k, b]
+            T[a, b] = s
+    for a in range(6):
+        for b in range(6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, a] * T[k, b]
+            out[a, b] += s
 
 
 @njit
@@ -20,57 +36,135 @@ def aba_core(tr, Xup, S, v, c, tau, f_ext, gravity_on):
     nb = tr.parent.shape[0]
     IA = tr.I6.copy()
     pA = np.zeros((nb, 6))
-    for i in range(nb):
-        pA[i] = crf(v[i], mv(tr.I6[i], v[i])) - f_ext[i]
     U = np.zeros((nb, 6, 6))
     Dinv = np.zeros((nb, 6, 6))
     uu = np.zeros((nb, 6))
+    Ia = np.zeros((6, 6))
+    T = np.zeros((6, 6))
+    UD = np.zeros((6, 6))
+    pa = np.zeros(6)
+    Iv = np.zeros(6)
+    D = np.zeros((6, 6))
+    for i in range(nb):
+        I = tr.I6[i]
+        for a in range(6):
+            s = 0.0
+            for b in range(6):
+                s += I[a, b] * v[i, b]
+            Iv[a] = s
+        w0, w1, w2, l0, l1, l2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+        # v x* (I v)
+        pA[i, 0] = w1 * Iv[2] - w2 * Iv[1] + l1 * Iv[5] - l2 * Iv[4] - f_ext[i, 0]
+        pA[i, 1] = w2 * Iv[0] - w0 * Iv[2] + l2 * Iv[3] - l0 * Iv[5] - f_ext[i, 1]
+        pA[i, 2] = w0 * Iv[1] - w1 * Iv[0] + l0 * Iv[4] - l1 * Iv[3] - f_ext[i, 2]
+        pA[i, 3] = w1 * Iv[5] - w2 * Iv[4] - f_ext[i, 3]
+        pA[i, 4] = w2 * Iv[3] - w0 * Iv[5] - f_ext[i, 4]
+        pA[i, 5] = w0 * Iv[4] - w1 * Iv[3] - f_ext[i, 5]
     for i in range(nb - 1, -1, -1):
         n = tr.nu[i]
         uo = tr.uoff[i]
-        Ia = IA[i]
-        pa = pA[i].copy()
+        IAi = IA[i]
+        Si = S[i]
+        Ui = U[i]
+        for a in range(6):
+            for b in range(6):
+                Ia[a, b] = IAi[a, b]
+            pa[a] = pA[i, a]
         if n > 0:
-            Si = S[i, :, :n]
-            Ui = mm(IA[i], Si)
-            D = mtm(Si, Ui)
-            Di = inv_small(D, n)
-            ui = tau[uo : uo + n] - mtv(Si, pA[i])
             for a in range(6):
-                for b in range(n):
-                    U[i, a, b] = Ui[a, b]
-            for a in range(n):
-                uu[i, a] = ui[a]
-                for b in range(n):
-                    Dinv[i, a, b] = Di[a, b]
-            UD = mm(Ui, Di)
-            Ia = IA[i] - mm(UD, Ui.T)
-            pa = pA[i] + mv(Ia, c[i]) + mv(UD, ui)
-        else:
-            pa = pA[i] + mv(Ia, c[i])
+                for j in range(n):
+                    s = 0.0
+                    for k in range(6):
+                        s += IAi[a, k] * Si[k, j]
+                    Ui[a, j] = s
+            for j1 in range(n):
+                s2 = tau[uo + j1]
+                for k in range(6):
+                    s2 -= Si[k, j1] * pA[i, k]
+                uu[i, j1] = s2
+                for j2 in range(n):
+                    s = 0.0
+                    for k in range(6):
+                        s += Si[k, j1] * Ui[k, j2]
+                    D[j1, j2] = s
+            if n == 1:
+                Dinv[i, 0, 0] = 1.0 / D[0, 0]
+            else:
+                Di = inv_small(D, n)
+                for j1 in range(n):
+                    for j2 in range(n):
+                        Dinv[i, j1, j2] = Di[j1, j2]
+            for a in range(6):
+                for j in range(n):
+                    s = 0.0
+                    for k in range(n):
+                        s += Ui[a, k] * Dinv[i, k, j]
+                    UD[a, j] = s
+            for a in range(6):
+                for b in range(6):
+                    s = 0.0
+                    for j in range(n):
+                        s += UD[a, j] * Ui[b, j]
+                    Ia[a, b] -= s
+            for a in range(6):
+                s = 0.0
+                for j in range(n):
+                    s += UD[a, j] * uu[i, j]
+                pa[a] += s
         par = tr.parent[i]
         if par >= 0:
+            for a in range(6):
+                s = 0.0
+                for b in range(6):
+                    s += Ia[a, b] * c[i, b]
+                pa[a] += s
             X = Xup[i]
-            IA[par] += mm(mtm(X, Ia), X)
-            pA[par] += mtv(X, pa)
+            _add_xt_i_x(X, Ia, T, IA[par])
+            for a in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += X[k, a] * pa[k]
+                pA[par, a] += s
     udot = np.zeros(tau.shape[0])
-    a = np.zeros((nb, 6))
+    acc = np.zeros((nb, 6))
     a0 = np.zeros(6)
     if gravity_on:
-        a0[3:] = -tr.gravity
+        for k in range(3):
+            a0[3 + k] = -tr.gravity[k]
+    ai = np.zeros(6)
+    ud = np.zeros(6)
     for i in range(nb):
         par = tr.parent[i]
-        ap = a[par] if par >= 0 else a0
-        ai = mv(Xup[i], ap) + c[i]
+        X = Xup[i]
+        for a in range(6):
+            s = c[i, a]
+            if par >= 0:
+                for b in range(6):
+                    s += X[a, b] * acc[par, b]
+            else:
+                for b in range(6):
+                    s += X[a, b] * a0[b]
+            ai[a] = s
         n = tr.nu[i]
         if n > 0:
             uo = tr.uoff[i]
-            Si = S[i, :, :n]
-            ud = mv(Dinv[i, :n, :n], uu[i, :n] - mtv(U[i, :, :n], ai))
-            for k in range(n):
-                udot[uo + k] = ud[k]
-            ai = ai + mv(Si, ud)
-        a[i] = ai
+            for j in range(n):
+                s = uu[i, j]
+                for k in range(6):
+                    s -= U[i, k, j] * ai[k]
+                ud[j] = s
+            for j in range(n):
+                s = 0.0
+                for k in range(n):
+                    s += Dinv[i, j, k] * ud[k]
+                udot[uo + j] = s
+            for a in range(6):
+                s = 0.0
+                for j in range(n):
+                    s += S[i, a, j] * udot[uo + j]
+                ai[a] += s
+        for a in range(6):
+            acc[i, a] = ai[a]
     return udot
 
 

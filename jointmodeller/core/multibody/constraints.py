@@ -11,6 +11,7 @@ Also here: coordinate projection (position and velocity) and assembly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -18,22 +19,59 @@ from . import mobilizers as mob
 from .functions import Function
 
 
-@dataclass
 class _Ctx:
-    """Everything the constraint rows need, computed once per evaluation."""
+    """Everything the constraint rows need, computed lazily once per evaluation (coordinate
+    constraints never pay for body kinematics or Jacobians)."""
 
-    t: float
-    q: np.ndarray
-    u: np.ndarray
-    R_GB: np.ndarray
-    p_GB: np.ndarray
-    w_G: np.ndarray
-    vo_G: np.ndarray
-    alpha_G: np.ndarray  # bias angular accelerations (u̇ = 0)
-    ao_G: np.ndarray  # bias origin accelerations (u̇ = 0)
-    Jw: np.ndarray
-    Jv: np.ndarray
-    nu: int
+    def __init__(self, system, state, kin=None):
+        self.system = system
+        self.t, self.q, self.u = state.t, state.q, state.u
+        self.nu = system.nu
+        self._kin = kin
+
+    @cached_property
+    def kin(self):
+        return self._kin or self.system.kinematics(self.q, self.u)
+
+    @cached_property
+    def R_GB(self):
+        return self.kin.R_GB
+
+    @cached_property
+    def p_GB(self):
+        return self.kin.p_GB
+
+    @cached_property
+    def w_G(self):
+        return self.kin.w_G
+
+    @cached_property
+    def vo_G(self):
+        return self.kin.vo_G
+
+    @cached_property
+    def _bias(self):  # bias accelerations (u̇ = 0)
+        return self.system.body_accelerations(self.kin, np.zeros(self.nu))
+
+    @property
+    def alpha_G(self):
+        return self._bias[0]
+
+    @property
+    def ao_G(self):
+        return self._bias[1]
+
+    @cached_property
+    def _jac(self):
+        return self.system.jacobians(self.kin)
+
+    @property
+    def Jw(self):
+        return self._jac[0]
+
+    @property
+    def Jv(self):
+        return self._jac[1]
 
     def station(self, body: int, r_B: np.ndarray):
         """Position, velocity, bias acceleration (3,) and Jacobian (3, nu) of a body point."""
@@ -283,10 +321,7 @@ class Weld(Constraint):
 
 
 def make_context(system, state, kin=None) -> _Ctx:
-    kin = kin or system.kinematics(state.q, state.u)
-    alpha, ao = system.body_accelerations(kin, np.zeros(system.nu))
-    Jw, Jv = system.jacobians(kin)
-    return _Ctx(state.t, state.q, state.u, kin.R_GB, kin.p_GB, kin.w_G, kin.vo_G, alpha, ao, Jw, Jv, system.nu)
+    return _Ctx(system, state, kin)
 
 
 def constraint_rows(system, state, kin=None):

@@ -18,7 +18,8 @@ import numpy as np
 from ._jit import njit
 from .aba import aba_core
 from .state import State
-from .tree import kin_pass, normalize_quaternions, qdot_all
+from .packed import state_derivative_p
+from .tree import kin_pass, normalize_quaternions, qdot_all, unpack_tree
 
 # Dormand–Prince 5(4) tableau
 _C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
@@ -64,9 +65,15 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
         from .constraints import position_error, project_positions, project_velocities
     n_rhs = 0
 
+    fast = not has_con and not system.forces
+    tau_v = np.zeros(nu) if tau is None else np.asarray(tau, float)
+    f_zero = np.zeros((system.n_bodies, 6))
+
     def rhs(t, y):
         nonlocal n_rhs
         n_rhs += 1
+        if fast:  # one compiled call
+            return state_derivative_p(system._ib, system._fb, y[:nq], y[nq:], tau_v, f_zero)
         st = State(t, y[:nq], y[nq:])
         return np.concatenate([system.qdot(st.q, st.u), system.forward_dynamics(st, tau)])
 
@@ -141,7 +148,8 @@ def _rhs_compiled(tr, y, nq, nu, tau, fz):
 
 
 @njit
-def _dopri_compiled(tr, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E):
+def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E):
+    tr = unpack_tree(ib, fb)
     nb = tr.parent.shape[0]
     fz = np.zeros((nb, 6))
     n = y0.shape[0]
@@ -213,6 +221,6 @@ def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e
     outs = np.array([t_final]) if out_times is None else np.asarray(out_times, float)
     tau = np.zeros(system.nu) if tau is None else np.asarray(tau, float)
     y0 = np.concatenate([system.normalize(state.q), state.u])
-    Y, ns, nr, nf = _dopri_compiled(system.tree, y0, float(state.t), float(t_final), float(accuracy),
+    Y, ns, nr, nf = _dopri_compiled(system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy),
                                     system.nq, system.nu, tau, outs, _A, _B, _C, _E)
     return Trajectory(outs, Y[:, : system.nq], Y[:, system.nq :], int(ns), int(nr), int(nf))

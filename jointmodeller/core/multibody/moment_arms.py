@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .inverse import rnea_core
+from .packed import rnea_p
 from .state import State
 
 
@@ -35,7 +35,7 @@ def generalized_forces(system, state: State, force_G: np.ndarray, torque_G: np.n
     kin = system.kinematics(state.q, np.zeros(system.nu))
     F = system.spatial_forces(kin, force_G, torque_G)
     z = np.zeros_like(kin.v)
-    tau, _ = rnea_core(system.tree, kin.Xup, kin.S, z, z, np.zeros(system.nu), F, False)
+    tau, _ = rnea_p(system._ib, system._fb, kin.Xup, kin.S, z, z, np.zeros(system.nu), F, False)
     return -tau
 
 

@@ -13,13 +13,11 @@ from typing import Sequence
 import numpy as np
 
 from . import mobilizers as mob
-from .aba import aba_core, minv_times
 from .functions import Function, FunctionTable
-from .inverse import rnea_core
-from .mass_matrix import crba_core
 from .spatial import R_to_quat, spatial_inertia
 from .state import State
-from .tree import Tree, kin_pass, normalize_quaternions, qdot_all
+from .packed import aba_p, crba_p, forward_dynamics_p, kin_p, normalize_p, qdot_p, rnea_p
+from .tree import Tree, pack_tree
 
 CUSTOM_KEYS = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
 
@@ -164,6 +162,7 @@ class MultibodySystem:
     ):
         self.bodies = list(bodies)
         self.tree, self.codes, self.nq, self.nu = build_tree(self.bodies, gravity_G)
+        self._ib, self._fb = pack_tree(self.tree)
         self.constraints = list(constraints)
         self.forces = list(forces)
         self.n_bodies = len(self.bodies)
@@ -210,7 +209,7 @@ class MultibodySystem:
 
     def qdot(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         qd = np.zeros(self.nq)
-        qdot_all(self.tree, q, u, qd)
+        qdot_p(self._ib, self._fb, np.asarray(q, float), np.asarray(u, float), qd)
         return qd
 
     def N_matrix(self, q: np.ndarray) -> np.ndarray:
@@ -224,13 +223,13 @@ class MultibodySystem:
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
         q = np.array(q, float)
-        normalize_quaternions(self.tree, q)
+        normalize_p(self._ib, self._fb, q)
         return q
 
     # ---- kinematics --------------------------------------------------------------------------
     def kinematics(self, q: np.ndarray, u: np.ndarray | None = None) -> Kinematics:
         u = np.zeros(self.nu) if u is None else np.asarray(u, float)
-        Xup, S, v, c, R_GB, p_GB = kin_pass(self.tree, np.asarray(q, float), u)
+        Xup, S, v, c, R_GB, p_GB = kin_p(self._ib, self._fb, np.asarray(q, float), u)
         w_G = np.einsum("nij,nj->ni", R_GB, v[:, :3])
         vo_G = np.einsum("nij,nj->ni", R_GB, v[:, 3:])
         return Kinematics(Xup, S, v, c, R_GB, p_GB, w_G, vo_G)
@@ -312,26 +311,31 @@ class MultibodySystem:
     # ---- dynamics ----------------------------------------------------------------------------
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         kin = self.kinematics(q)
-        return crba_core(self.tree, kin.Xup, kin.S, self.nu)
+        return crba_p(self._ib, self._fb, kin.Xup, kin.S, self.nu)
 
     def minv(self, kin: Kinematics, f: np.ndarray) -> np.ndarray:
         """M⁻¹ f in O(n)."""
-        return minv_times(self.tree, kin.Xup, kin.S, np.asarray(f, float))
+        z = np.zeros((self.n_bodies, 6))
+        return aba_p(self._ib, self._fb, kin.Xup, kin.S, z, z, np.asarray(f, float), z, False)
 
     def unconstrained_udot(self, state: State, tau=None, f_ext=None, kin=None) -> np.ndarray:
-        kin = kin or self.kinematics(state.q, state.u)
         tau = np.zeros(self.nu) if tau is None else np.asarray(tau, float)
+        if kin is None and not self.forces:  # one compiled call
+            f = np.zeros((self.n_bodies, 6)) if f_ext is None else np.asarray(f_ext, float)
+            return forward_dynamics_p(self._ib, self._fb, state.q, state.u, tau, f)
+        kin = kin or self.kinematics(state.q, state.u)
         f = self.applied_forces(state.t, kin)
         if f_ext is not None:
             f = f + f_ext
-        return aba_core(self.tree, kin.Xup, kin.S, kin.v, kin.c, tau, f, True)
+        return aba_p(self._ib, self._fb, kin.Xup, kin.S, kin.v, kin.c, tau, f, True)
 
     def forward_dynamics(self, state: State, tau=None, f_ext=None, return_multipliers=False):
         """u̇ (nu,) with constraint multipliers from Y λ = G u̇0 + k (least squares when redundant)."""
-        kin = self.kinematics(state.q, state.u)
-        udot0 = self.unconstrained_udot(state, tau, f_ext, kin)
         if not self.constraints:
+            udot0 = self.unconstrained_udot(state, tau, f_ext)
             return (udot0, np.zeros(0)) if return_multipliers else udot0
+        kin = self.kinematics(state.q, state.u)
+        udot0 = self.unconstrained_udot(state, tau, f_ext, kin if self.forces else None)
         from .constraints import constraint_rows
 
         _, G, k, _ = constraint_rows(self, state, kin)
@@ -347,7 +351,7 @@ class MultibodySystem:
         f = self.applied_forces(state.t, kin)
         if f_ext is not None:
             f = f + f_ext
-        tau, _ = rnea_core(self.tree, kin.Xup, kin.S, kin.v, kin.c, np.asarray(udot, float), f, True)
+        tau, _ = rnea_p(self._ib, self._fb, kin.Xup, kin.S, kin.v, kin.c, np.asarray(udot, float), f, True)
         return tau
 
     def reaction_forces(self, state: State, udot=None, tau=None):
@@ -358,7 +362,7 @@ class MultibodySystem:
         if udot is None:
             udot = self.forward_dynamics(state, tau)
         f = self.applied_forces(state.t, kin)
-        _, fj = rnea_core(self.tree, kin.Xup, kin.S, kin.v, kin.c, np.asarray(udot, float), f, True)
+        _, fj = rnea_p(self._ib, self._fb, kin.Xup, kin.S, kin.v, kin.c, np.asarray(udot, float), f, True)
         n_G = np.einsum("nij,nj->ni", kin.R_GB, fj[:, :3])
         f_G = np.einsum("nij,nj->ni", kin.R_GB, fj[:, 3:])
         # shift the moment from the body origin to the M frame origin
