@@ -70,10 +70,12 @@ def _read_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import pyvista as pv
 
-    from vtkmodules.vtkCommonCore import vtkObject
+    from vtkmodules.vtkCommonCore import vtkLogger, vtkObject
 
     shown = vtkObject.GetGlobalWarningDisplay()
+    cutoff = vtkLogger.GetCurrentVerbosityCutoff()
     vtkObject.GlobalWarningDisplayOff()  # garbage input: report it once, as a MeshError
+    vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_OFF)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -82,6 +84,7 @@ def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({type(exc).__name__}: {exc})") from exc
     finally:
         vtkObject.SetGlobalWarningDisplay(shown)
+        vtkLogger.SetStderrVerbosity(vtkLogger.ConvertToVerbosity(cutoff))
     errors = [str(w.message).strip() for w in caught if "error" in str(w.message).lower()]
     if errors and (data is None or data.n_points == 0):
         raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({errors[0].splitlines()[0]})")
