@@ -7,7 +7,7 @@ from jointmodeller.core.multibody.examples import random_chain
 from jointmodeller.core.multibody.integrate import simulate, simulate_compiled
 
 MIXED = ("pin", "ball_quaternion", "custom", "ellipsoid", "screw", "universal", "free", "ball",
-         "cylinder", "planar", "slider")
+         "cylinder", "weld", "planar", "slider")
 
 
 def _random_state(system, seed):
@@ -22,7 +22,7 @@ def _custom_params():
     return {"pitch": 0.05, "radii": (0.2, 0.3, 0.4), "coordinates": 1}
 
 
-@pytest.mark.parametrize("n, types", [(1, ("pin",)), (2, ("pin",)), (10, ("pin",)), (11, MIXED)])
+@pytest.mark.parametrize("n, types", [(1, ("pin",)), (2, ("pin",)), (10, ("pin",)), (12, MIXED)])
 def test_aba_equals_mass_matrix_solve(n, types):
     system = random_chain(n, seed=n, types=types, params=_custom_params())
     st = _random_state(system, n)

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline
 
-from jointmodeller.core.multibody.functions import Constant, Linear, Multiplier, Polynomial, Spline
+from jointmodeller.core.multibody.functions import (
+    Constant, Linear, Multiplier, Polynomial, Spline, function_from_spec,
+)
 
 
 def test_spline_matches_scipy_and_derivatives():
@@ -75,3 +77,12 @@ def test_plain_python_fallback_gives_the_compiled_results():
     tr = simulate_compiled(k, sk, 0.2, 1e-6)
     ref = np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(), tr.q[-1]])
     np.testing.assert_allclose(fallback, ref, atol=1e-10)
+
+
+def test_function_from_plain_data():
+    f = function_from_spec({"kind": "multiplier", "scale": 2.0,
+                            "function": {"kind": "spline", "x": [0, 1, 2], "y": [0, 1, 0]}})
+    np.testing.assert_allclose(f([0.0, 1.0, 2.0]), [0, 2, 0], atol=1e-14)
+    assert function_from_spec({"kind": "constant", "value": 3})(0.5)[0] == 3.0
+    with pytest.raises(ValueError):
+        function_from_spec({"kind": "eval", "text": "__import__('os')"})

@@ -218,3 +218,24 @@ class FunctionTable:
             np.array(self.foff or [0], np.int64),
             fdata.astype(float),
         )
+
+
+def function_from_spec(spec: dict) -> Function:
+    """Build a Function from plain data (e.g. a project row), never from text to evaluate.
+
+    {"kind": "constant", "value": c} | {"kind": "linear", "coeffs": [...], "offset": b}
+    | {"kind": "polynomial", "coeffs": [...], "arg": i} | {"kind": "spline", "x": [...], "y": [...],
+    "arg": i} | {"kind": "multiplier", "scale": s, "function": {...}}
+    """
+    kind = str(spec.get("kind", "")).lower()
+    if kind == "constant":
+        return Constant(float(spec["value"]))
+    if kind == "linear":
+        return Linear(np.asarray(spec["coeffs"], float), float(spec.get("offset", 0.0)))
+    if kind == "polynomial":
+        return Polynomial(np.asarray(spec["coeffs"], float), int(spec.get("arg", 0)))
+    if kind == "spline":
+        return Spline(np.asarray(spec["x"], float), np.asarray(spec["y"], float), int(spec.get("arg", 0)))
+    if kind == "multiplier":
+        return Multiplier(function_from_spec(spec["function"]), float(spec.get("scale", 1.0)))
+    raise ValueError(f"unknown function kind {kind!r}")
