@@ -110,6 +110,7 @@ class RunPanel(QWidget):
         self.slider = QSlider(Qt.Horizontal, self)
         self.slider.setEnabled(False)
         self.time_label = QLabel("t = –", self)
+        self.time_label.setFixedWidth(self.time_label.fontMetrics().horizontalAdvance("t = 00000.000 s") + 8)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
         top = QHBoxLayout()

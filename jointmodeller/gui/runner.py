@@ -15,8 +15,11 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-SAMPLE_INTERVAL_S = 1.0 / 60.0
+SAMPLE_INTERVAL_S = 1.0 / 40.0
 """Live samples are forwarded at most this often (the viewport draws at most 30 per second)."""
+PROGRESS_INTERVAL_S = 1.0 / 20.0
+"""Progress is forwarded at most this often (and always at the end): each queued signal costs the
+GUI thread a turn at the GIL."""
 
 StudyFn = Callable[[Callable, threading.Event], object]
 
@@ -37,17 +40,19 @@ class StudyWorker(QObject):
         self.resume.set()
         self._last_sample = 0.0
         self._last_progress = -1.0
+        self._last_progress_t = 0.0
 
     def report(self, fraction: float, *args, **kwargs) -> None:
         """The study's progress callback: waits while paused, forwards progress and live samples."""
         self.resume.wait()
         f = float(fraction)
-        if f - self._last_progress >= 0.005 or f >= 1.0:
+        now = time.perf_counter()
+        if (f > self._last_progress and now - self._last_progress_t >= PROGRESS_INTERVAL_S) or f >= 1.0:
             self._last_progress = f
+            self._last_progress_t = now
             self.progressed.emit(f)
         sample = args[0] if args else kwargs.get("sample", kwargs.get("frame", kwargs.get("state")))
         if sample is not None:
-            now = time.perf_counter()
             if now - self._last_sample >= SAMPLE_INTERVAL_S:
                 self._last_sample = now
                 self.sample.emit(sample)

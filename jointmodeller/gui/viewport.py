@@ -3,6 +3,8 @@ interactive ligament placement (two clicks on two bones) and dragging an end alo
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -18,6 +20,9 @@ from jointmodeller.render.scene import JointScene, SceneFrame
 
 LIVE_FPS = 30.0
 """Upper bound of redraws per second during a live run (frames in between are dropped)."""
+MAX_DRAW_DUTY = 0.5
+"""At most this share of the GUI thread's time goes to live redraws (slow software OpenGL draws less
+often instead of starving the event loop)."""
 
 
 class Viewport(QWidget):
@@ -35,7 +40,9 @@ class Viewport(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plotter = QtInteractor(self, auto_update=False)
+        # one sample per pixel: 8× MSAA (pyvista's default) costs ~5× per frame on software GL
+        self.plotter = QtInteractor(self, auto_update=False, multi_samples=1)
+        self.plotter.disable_anti_aliasing()
         self.scene = JointScene(self.plotter)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -50,8 +57,11 @@ class Viewport(QWidget):
         self._picker.SetTolerance(0.0005)
         self._pending: SceneFrame | None = None
         self.frames_drawn = 0
+        self.draw_seconds = 0.0
+        self._draw_ema = 0.0
+        self._next_draw = 0.0
         self._timer = QTimer(self)
-        self._timer.setInterval(int(1000 / LIVE_FPS))
+        self._timer.setInterval(int(1000 / LIVE_FPS / 2))
         self._timer.timeout.connect(self._draw_pending)
         self._timer.start()
         iren = self.plotter.iren.interactor
@@ -78,10 +88,18 @@ class Viewport(QWidget):
             self._pending = frame
 
     def _draw_pending(self) -> None:
-        if self._pending is not None:
-            frame, self._pending = self._pending, None
-            self.scene.set_frame(frame)
-            self.frames_drawn += 1
+        if self._pending is None:
+            return
+        now = time.perf_counter()
+        if now < self._next_draw:
+            return
+        frame, self._pending = self._pending, None
+        self.scene.set_frame(frame)
+        took = time.perf_counter() - now
+        self.frames_drawn += 1
+        self.draw_seconds += took
+        self._draw_ema = took if self.frames_drawn == 1 else 0.8 * self._draw_ema + 0.2 * took
+        self._next_draw = now + max(1.0 / LIVE_FPS, self._draw_ema / MAX_DRAW_DUTY) - 0.004
 
     def current_poses(self) -> dict:
         return self.scene.frame.poses
