@@ -34,16 +34,18 @@ class TautOptions:
     k_nearest: nearest vertices whose faces are searched in closest-point queries.
     facet_polish: finish on the flat faces themselves (exact polyhedral optimum, so the force
     method and -dl/dq agree to ~1e-4) instead of the smooth normal field (~1e-3, fewer iterations).
+    facet_iter: iteration budget of the facet polish before it is abandoned for the smooth optimum.
     penetration: depth (fraction of the end-to-end distance) below which a free vertex just off its
     lift-off point is not pulled back into contact; this ends release/re-contact cycles.
     """
 
     n_segments: int = 96
-    max_iter: int = 60
+    max_iter: int = 80
     tol: float = 1e-5
     k_nearest: int = 4
     facet_polish: bool = True
     penetration: float = 1e-8
+    facet_iter: int = 12
 
 
 def solve_energy_kkt(
@@ -83,6 +85,29 @@ def solve_energy_kkt(
     grad = (wl + wr)[:, None] * y - wl[:, None] * out[:-2] - wr[:, None] * out[2:]
     lam = np.where(active, np.einsum("ij,ij->i", normal, grad), 0.0)
     return out, lam
+
+
+def _lift_off(active: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Contacts to release (N-1,) bool: per run of consecutive contacts, the most negative
+    multiplier, and any negative one at either end of a run (a string peels off from its ends).
+
+    Releasing every negative contact at once makes whole stretches lift, sag through the bone and
+    come back; peeling like this converges without such cycles.
+    """
+    neg = active & (lam < 0.0)
+    if not neg.any():
+        return neg
+    a = active.astype(np.int8)
+    start = a & ~np.concatenate([[0], a[:-1]]).astype(bool)
+    end = a & ~np.concatenate([a[1:], [0]]).astype(bool)
+    run = np.cumsum(start) - 1  # run id of each contact (garbage where inactive)
+    out = neg & (start.astype(bool) | end.astype(bool))
+    idx = np.flatnonzero(neg)
+    order = np.lexsort((lam[idx], run[idx]))  # by run, then most negative first
+    idx = idx[order]
+    first = np.concatenate([[True], run[idx][1:] != run[idx][:-1]])
+    out[idx[first]] = True
+    return out
 
 
 def _weighted_gradient(x: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
@@ -179,6 +204,7 @@ class TautPathSolver:
         self._contact_ob: np.ndarray | None = None  # (N-1,) obstacle index or -1
         self._contact_B: np.ndarray | None = None  # (N-1, 3) contact points in body frames
         self._free_G: np.ndarray | None = None  # (N-1, 3)
+        self._facets_work = True  # the facet polish settled on these meshes last time
 
     def reset(self) -> None:
         """Forget the warm start."""
@@ -195,6 +221,58 @@ class TautPathSolver:
                 x[1:-1][sel] = pose.to_global(ob.body, self._contact_B[sel])
         return x, ob_idx >= 0
 
+    def _iterate(
+        self, x: np.ndarray, active: np.ndarray, pose: Pose, facets: bool, max_iter: int, settled: bool,
+        scale: float,
+    ) -> tuple[np.ndarray, np.ndarray, bool, int]:
+        """Active-set iterations from x (N+1, 3); returns x, active, converged, iterations used."""
+        opt = self.options
+        lam = None
+        eps = opt.penetration * scale  # free vertices this close inside are not re-activated
+        spacing = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
+        prev_step = spacing
+        x = x.copy()
+        active = active.copy()
+        released = np.zeros_like(active)
+        # vertices re-contacted right after release late in the solve are held, ending the cycle
+        # that facets meeting at sharp edges cause on coarse meshes
+        sticky = np.zeros_like(active)
+        stall = 0  # iterations in a row without the step shrinking (a zig-zag along a ridge)
+        damped = False
+        for it in range(1, max_iter + 1):
+            c, n, sd, which, cB, S = closest_over_obstacles(
+                self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets
+            )
+            newly = (sd < -eps) & ~active
+            if it > opt.max_iter // 4:  # late in the solve: a lift-off/re-contact cycle is an artefact
+                sticky |= newly & released
+            active = active | newly
+            x[1:-1][active] = c[active]
+            if settled and active.any() and not damped:
+                if lam is None or newly.any():
+                    lam = np.where(active, np.einsum("ij,ij->i", n, _weighted_gradient(x, None)), 0.0)
+                x_new, lam_new = solve_energy_kkt(x, active, n, lam, S)
+                # safeguard: a Newton step far longer than the last step means the curvature model
+                # does not hold (contacts still moving, coarse facets); take Gauss–Newton instead
+                if float(np.max(np.linalg.norm(x_new - x, axis=1))) > min(3.0 * prev_step, spacing):
+                    x_new, lam_new = solve_energy_kkt(x, active, n)
+                lam = lam_new
+            else:
+                x_new, lam = solve_energy_kkt(x, active, n)
+            release = _lift_off(active, lam) & ~sticky
+            step = float(np.max(np.linalg.norm(x_new - x, axis=1)))
+            stall = stall + 1 if step > 0.8 * prev_step else 0
+            damped = damped or (stall >= 3 and it > 10)
+            x = x + 0.5 * (x_new - x) if damped else x_new
+            active = active & ~release
+            released = release
+            prev_step = step
+            stable = not release.any() and not newly.any()
+            settled = stable  # Newton's curvature term only while the contact set holds still
+            if step < opt.tol * scale and stable:
+                return x, active, True, it
+        return x, active, False, max_iter
+
     def solve(
         self,
         a_G: np.ndarray,
@@ -204,11 +282,17 @@ class TautPathSolver:
         pose: Pose,
         warm: bool = True,
     ) -> WrapPath:
-        """Taut path from a_G (3,) on body_a to b_G (3,) on body_b with bodies placed by ``pose``."""
+        """Taut path from a_G (3,) on body_a to b_G (3,) on body_b with bodies placed by ``pose``.
+
+        Smooth phase (interpolated normals, Newton with curvature) then, if enabled, the facet
+        polish; a polish that does not settle within ``facet_iter`` iterations (coarse meshes with
+        sharp edges) is dropped and the smooth optimum is kept.
+        """
         opt = self.options
         a_G = np.asarray(a_G, float)
         b_G = np.asarray(b_G, float)
         N = opt.n_segments
+        scale = max(float(np.linalg.norm(b_G - a_G)), 1e-12)
         if warm and self._contact_ob is not None and len(self._contact_ob) == N - 1:
             x, active = self._warm_guess(pose, a_G, b_G)
             cold = False
@@ -216,43 +300,26 @@ class TautPathSolver:
             x = sector_hull_guess(a_G, b_G, self.obstacles, pose, N)
             active = np.zeros(N - 1, bool)
             cold = True
-        scale = max(float(np.linalg.norm(b_G - a_G)), 1e-12)
+            self._facets_work = True
+        iterations = 0
+        polish = opt.facet_polish and self._facets_work
         converged = False
-        it = 0
-        lam = None
-        settled = not cold  # Newton curvature term only once the contact set stops changing
-        weights = None  # energy weights (IRLS weights 1/|span| would target the length itself)
-        facets = opt.facet_polish and not cold  # a warm start is already near the facet optimum
-        eps = opt.penetration * scale  # free vertices this close inside are not re-activated
-        spacing = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
-        for it in range(1, opt.max_iter + 1):
-            c, n, sd, which, cB, S = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets)
-            newly = (sd < -eps) & ~active
-            active = active | newly
-            x[1:-1][active] = c[active]
-            use_newton = settled and active.any()
-            if use_newton:
-                if lam is None or newly.any():
-                    lam = np.where(active, np.einsum("ij,ij->i", n, _weighted_gradient(x, weights)), 0.0)
-                x_new, lam_new = solve_energy_kkt(x, active, n, lam, S, weights)
-                # safeguard: a Newton step longer than the vertex spacing means the curvature model
-                # does not hold (contacts still moving); take the Gauss–Newton step instead
-                if float(np.max(np.linalg.norm(x_new - x, axis=1))) > spacing:
-                    x_new, lam_new = solve_energy_kkt(x, active, n, weights=weights)
-                lam = lam_new
-            else:
-                x_new, lam = solve_energy_kkt(x, active, n, weights=weights)
-            release = active & (lam < 0.0)
-            step = float(np.max(np.linalg.norm(x_new - x, axis=1)))
-            x = x_new
-            active = active & ~release
-            stable = not release.any() and not newly.any()
-            settled = stable  # Newton's curvature term only while the contact set holds still
-            if step < opt.tol * scale and stable:
-                if facets or not opt.facet_polish:
-                    converged = True
-                    break
-                facets = True
+        facets_used = False
+        if polish and not cold:  # a warm start is already near the facet optimum
+            xf, af, ok, k = self._iterate(x, active, pose, True, opt.facet_iter, True, scale)
+            iterations += k
+            if ok:
+                x, active, converged, facets_used = xf, af, True, True
+        if not converged:
+            x, active, converged, k = self._iterate(x, active, pose, False, opt.max_iter, not cold, scale)
+            iterations += k
+            if converged and polish:
+                xf, af, ok, k = self._iterate(x, active, pose, True, opt.facet_iter, True, scale)
+                iterations += k
+                if ok:
+                    x, active, facets_used = xf, af, True
+                else:
+                    self._facets_work = False  # do not retry on every warm step
         # final retraction: contacts (and any vertex still inside) onto the surface
         c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
         on = active | (sd < 0.0)
@@ -266,6 +333,6 @@ class TautPathSolver:
         bodies = np.array([ob.body for ob in self.obstacles], np.int64)
         labels[1:-1][on] = bodies[ob_idx[on]]
         return make_path(
-            x, labels, "taut", per_vertex_loads=True, iterations=it, converged=converged,
-            info={"cold": cold, "n_contacts": int(on.sum())},
+            x, labels, "taut", per_vertex_loads=True, iterations=iterations, converged=converged,
+            info={"cold": cold, "n_contacts": int(on.sum()), "facets": facets_used},
         )
