@@ -1,6 +1,5 @@
 import warnings
 
-import pytest
 
 try:
     from numba.core.errors import NumbaPerformanceWarning

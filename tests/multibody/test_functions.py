@@ -42,7 +42,6 @@ def test_polynomial_linear_constant_multiplier():
 
 def test_plain_python_fallback_gives_the_compiled_results():
     """Run the kernels with numba switched off (JOINTMODELLER_NUMBA=0) and compare."""
-    from jointmodeller.core.multibody._jit import NUMBA_ENABLED
     from jointmodeller.core.multibody.examples import random_chain
 
     code = textwrap.dedent(

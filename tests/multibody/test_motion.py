@@ -1,7 +1,6 @@
 """Trajectories: mobilizer manifolds (screw, ellipsoid), knee custom vs constraints, reversal."""
 
 import numpy as np
-import pytest
 
 from jointmodeller.core.multibody.examples import (
     knee_custom, knee_functions, knee_planar_coupled, knee_planar_state, random_chain,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .spatial import crf, crm, mtv, mv
+from .spatial import crf, mtv, mv
 from .tree import kin_pass
 
 
@@ -54,4 +54,3 @@ def inverse_dynamics(tr, q, u, udot, f_ext):
     return tau
 
 
-_ = crm  # re-exported helper for callers that build bias terms
