@@ -210,9 +210,6 @@ class _Reader:
         body_els = self.objects("BodySet")
         if not body_els and model.find("BodySet") is None:
             raise OsimError(f"{self.path}, line {doc.line(model)}: the model has no <BodySet>")
-        if version.isdigit() and int(version) < 40000 and any(b.find("Joint") is not None for b in body_els):
-            raise OsimError(f"{self.path}: OpenSim 3 layout (joints inside bodies) is not supported; open "
-                            "and re-save the model in OpenSim 4")
         names = {b.get("name", "") for b in body_els}
         self.frames = _Frames(doc, names)
         for b in body_els:
@@ -250,23 +247,35 @@ class _Reader:
 
     # ---- joints ------------------------------------------------------------------------------
     def read_joints(self) -> dict[str, _Joint]:
-        """Child body name -> joint."""
+        """Child body name -> joint (OpenSim 4: the JointSet; OpenSim 3: each body's <Joint>)."""
         doc, rep = self.doc, self.report
         out: dict[str, _Joint] = {}
-        for el in self.objects("JointSet"):
+        items: list[tuple[ET.Element, str | None]] = [(el, None) for el in self.objects("JointSet")]
+        for body in self.objects("BodySet"):
+            holder = body.find("Joint")
+            if holder is not None:
+                items += [(el, body.get("name", "?")) for el in holder]
+        for el, owner in items:
             name = el.get("name", "?")
             if el.tag not in JOINT_TYPES:
                 rep.skip(name, el.tag, "joint type not supported; its child body is imported as a free body")
                 continue
-            local = {}
-            frames = el.find("frames")
-            for f in list(frames) if frames is not None else []:
-                local[f.get("name", "")] = f
             try:
-                parent = self.frames.resolve(doc.text(el, "socket_parent_frame") or doc.text(el, "parent_body") or "",
-                                             local)
-                child = self.frames.resolve(doc.text(el, "socket_child_frame") or doc.text(el, "child_body") or "",
-                                            local)
+                if owner is None:
+                    local = {}
+                    frames = el.find("frames")
+                    for f in list(frames) if frames is not None else []:
+                        local[f.get("name", "")] = f
+                    parent = self.frames.resolve(doc.text(el, "socket_parent_frame") or doc.text(el, "parent_body")
+                                                 or "", local)
+                    child = self.frames.resolve(doc.text(el, "socket_child_frame") or doc.text(el, "child_body")
+                                                or "", local)
+                else:  # OpenSim 3: the joint lives in its child body, frames as location/orientation
+                    pbody = self.frames.resolve(doc.text(el, "parent_body") or "")
+                    parent = _FrameDef(pbody.body, _xyz_rotation(doc.floats(el, "orientation_in_parent", 3, (0.0,) * 3)),
+                                       np.asarray(doc.floats(el, "location_in_parent", 3, (0.0,) * 3)))
+                    child = _FrameDef(owner, _xyz_rotation(doc.floats(el, "orientation", 3, (0.0,) * 3)),
+                                      np.asarray(doc.floats(el, "location", 3, (0.0,) * 3)))
             except OsimError as exc:
                 rep.skip(name, el.tag, str(exc))
                 continue
@@ -279,14 +288,16 @@ class _Reader:
                 continue
             coords = []
             cset = el.find("coordinates")
+            if cset is None and el.find("CoordinateSet") is not None:
+                cset = el.find("CoordinateSet").find("objects")
             for c in list(cset) if cset is not None else []:
                 if c.tag != "Coordinate":
                     continue
                 cname = c.get("name", "?")
                 default = doc.float(c, "default_value", 0.0)
                 rng = doc.floats(c, "range", 2, (-math.inf, math.inf))
-                locked = doc.bool(c, "locked")
-                clamped = doc.bool(c, "clamped")
+                locked = doc.bool(c, "locked") or doc.bool(c, "default_locked")
+                clamped = doc.bool(c, "clamped") or doc.bool(c, "default_clamped")
                 self.report.coordinates.append(CoordinateInfo(cname, name, default, rng[0], rng[1], locked, clamped,
                                                               doc.text(c, "motion_type") or ""))
                 if locked:
@@ -403,11 +414,17 @@ class _Reader:
         masses, wraps = [], []
         for el in body_els:
             name = el.get("name", "?")
-            if name == GROUND:
-                raise OsimError(f"{doc.where(el)}: a body may not be called {GROUND!r}")
+            if name == GROUND:  # OpenSim 3 lists ground as a body
+                wraps += self.read_wraps(el, GROUND)
+                if self.geometry_entries(el, name):
+                    rep.skip("ground geometry", "Mesh", "meshes on ground have no mass to hold them in the project")
+                continue
             mass = doc.float(el, "mass", 0.0)
             com = doc.floats(el, "mass_center", 3, (0.0, 0.0, 0.0))
-            iv = doc.floats(el, "inertia", 6, (0.0,) * 6)
+            if el.find("inertia") is not None:
+                iv = doc.floats(el, "inertia", 6, (0.0,) * 6)
+            else:  # OpenSim 3
+                iv = tuple(doc.float(el, f"inertia_{k}", 0.0) for k in ("xx", "yy", "zz", "xy", "xz", "yz"))
             I = np.array([[iv[0], iv[3], iv[4]], [iv[3], iv[1], iv[5]], [iv[4], iv[5], iv[2]]])
             if mass <= 0:
                 rep.approx(name, "Body", f"mass {mass:g} kg replaced by {MIN_MASS_KG:g} kg (the project needs a "
@@ -453,37 +470,68 @@ class _Reader:
                 del pending[child]
         return poses
 
-    def body_mesh(self, el: ET.Element, body: str) -> MeshData | None:
+    def geometry_entries(self, el: ET.Element, body: str) -> list[tuple[str, str, np.ndarray, _FrameDef]]:
+        """(component name, mesh file, scale (3,), frame on the body) of every mesh attached to a
+        body: OpenSim 4 attached_geometry (on the body or its offset frames), OpenSim 3 VisibleObject."""
         doc, rep = self.doc, self.report
-        geo = el.find("attached_geometry")
-        if geo is None:
-            return None
+        out = []
+        holders = [(el.find("attached_geometry"), _FrameDef(body), body)]
+        comps = el.find("components")
+        for c in list(comps) if comps is not None else []:
+            if c.tag == "PhysicalOffsetFrame" and c.find("attached_geometry") is not None:
+                try:
+                    holders.append((c.find("attached_geometry"), self.frames.resolve(
+                        f"/bodyset/{body}/{c.get('name')}"), f"{body}/{c.get('name')}"))
+                except OsimError as exc:
+                    rep.skip(f"{body}/{c.get('name')}", c.tag, str(exc))
+        for geo, frame, owner in holders:
+            for g in list(geo) if geo is not None else []:
+                gname = g.get("name", "?")
+                if g.tag != "Mesh":
+                    rep.skip(f"{owner}/{gname}", g.tag, "display primitives are not imported (only mesh files)")
+                    continue
+                fname = doc.text(g, "mesh_file") or ""
+                scale = np.asarray(doc.floats(g, "scale_factors", 3, (1.0, 1.0, 1.0)))
+                sock = doc.text(g, "socket_frame") or ".."
+                fr = frame
+                if sock not in ("..", "", f"/bodyset/{body}"):
+                    try:
+                        fr = self.frames.resolve(sock)
+                    except OsimError as exc:
+                        rep.skip(f"{owner}/{gname}", "Mesh", str(exc))
+                        continue
+                if fr.body != body:
+                    rep.skip(f"{owner}/{gname}", "Mesh", f"attached to a frame of another body ({fr.body})")
+                    continue
+                out.append((f"{owner}/{gname}", fname, scale, fr))
+        vis = el.find("VisibleObject")
+        if vis is not None:  # OpenSim 3
+            vscale = np.asarray(doc.floats(vis, "scale_factors", 3, (1.0, 1.0, 1.0)))
+            gset = vis.find("GeometrySet")
+            objs = gset.find("objects") if gset is not None else None
+            for g in list(objs) if objs is not None else []:
+                fname = doc.text(g, "geometry_file") or ""
+                scale = vscale * np.asarray(doc.floats(g, "scale_factors", 3, (1.0, 1.0, 1.0)))
+                tr = doc.floats(g, "transform", 6, (0.0,) * 6)
+                out.append((f"{body}/{g.get('name') or fname}", fname, scale,
+                            _FrameDef(body, _xyz_rotation(tr[:3]), np.asarray(tr[3:]))))
+            for fname in (doc.text(vis, "geometry_files") or "").split():
+                out.append((f"{body}/{fname}", fname, vscale, _FrameDef(body)))
+        return out
+
+    def body_mesh(self, el: ET.Element, body: str) -> MeshData | None:
+        rep = self.report
         parts, used, warns = [], [], []
-        for g in geo:
-            gname = g.get("name", "?")
-            if g.tag != "Mesh":
-                rep.skip(f"{body}/{gname}", g.tag, "display primitives are not imported (only mesh files)")
-                continue
-            fname = doc.text(g, "mesh_file") or ""
-            scale = np.asarray(doc.floats(g, "scale_factors", 3, (1.0, 1.0, 1.0)))
-            sock = doc.text(g, "socket_frame") or ".."
-            try:
-                fr = _FrameDef(body) if sock in ("..", "", f"/bodyset/{body}") else self.frames.resolve(sock)
-            except OsimError as exc:
-                rep.skip(f"{body}/{gname}", "Mesh", str(exc))
-                continue
-            if fr.body != body:
-                rep.skip(f"{body}/{gname}", "Mesh", f"attached to a frame of another body ({fr.body})")
-                continue
+        for comp, fname, scale, fr in self.geometry_entries(el, body):
             found = find_mesh_file(fname, self.path.parent, self.search)
             if found is None:
-                rep.skip(f"{body}/{gname}", "Mesh", f"mesh file {fname!r} not found beside the model, in "
-                                                     "Geometry/ or on the search paths")
+                rep.skip(comp, "Mesh", f"mesh file {fname!r} not found beside the model, in Geometry/ or on the "
+                                       "search paths")
                 continue
             try:
                 md = self.read_mesh(found, "m")
             except Exception as exc:  # noqa: BLE001 — any reader failure is reported, not raised
-                rep.skip(f"{body}/{gname}", "Mesh", f"cannot read {found.name}: {exc}")
+                rep.skip(comp, "Mesh", f"cannot read {found.name}: {exc}")
                 continue
             v = (np.asarray(md.vertices_L) * scale) @ fr.R.T + fr.p
             parts.append((v, np.asarray(md.faces)))
