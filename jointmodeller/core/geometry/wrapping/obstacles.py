@@ -91,6 +91,10 @@ class MeshObstacle:
         self.is_closed = bool(mesh.is_watertight)
         self.size = float(np.linalg.norm(np.ptp(self.vertices_B, axis=0)))
         self.tree = cKDTree(self.vertices_B)
+        self.box_lo = self.vertices_B.min(axis=0)
+        self.box_hi = self.vertices_B.max(axis=0)
+        #: points farther than this outside the bounding box skip the exact query (they are free)
+        self.far_margin = 0.05 * self.size
         self.vertex_faces = self._vertex_face_table(self.faces, len(self.vertices_B))
         self._mesh = mesh
 
@@ -124,10 +128,28 @@ class MeshObstacle:
         interpolated, so the surface looks smooth), signed distance (m,) (negative inside), the
         face index (m,) and, with ``shape``, the shape operator dn/dx (m, 3, 3) of the interpolated
         normal field (tangential part; its eigenvalues are the principal curvatures, > 0 convex).
-        Exact when the closest face touches one of the k nearest vertices.
+        Exact when the closest face touches one of the k nearest vertices. Points more than
+        ``far_margin`` outside the bounding box get their box distance (a lower bound) instead.
         """
         p = np.asarray(points_B, float).reshape(-1, 3)
         m = p.shape[0]
+        # far outside the bounding box nothing can touch: report the box distance (a lower bound
+        # of the true distance) and skip the k-d tree, whose searches are slow far from a surface
+        gap = np.maximum(np.maximum(self.box_lo - p, p - self.box_hi), 0.0)
+        box_d = np.sqrt(np.einsum("ij,ij->i", gap, gap))
+        far = box_d > self.far_margin
+        if far.any():
+            near = ~far
+            q = p.copy()
+            n = np.zeros((m, 3))
+            n[:, 0] = 1.0
+            sd = box_d.copy()
+            face = np.zeros(m, np.int64)
+            S = np.zeros((m, 3, 3))
+            if near.any():
+                res = self.closest(p[near], k=k, shape=True)
+                q[near], n[near], sd[near], face[near], S[near] = res
+            return (q, n, sd, face, S) if shape else (q, n, sd, face)
         k = min(k, len(self.vertices_B))
         _, vidx = self.tree.query(p, k=k)
         vidx = np.asarray(vidx).reshape(m, k)

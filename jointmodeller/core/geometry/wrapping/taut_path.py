@@ -298,7 +298,11 @@ class TautPathSolver:
             cold = False
         else:
             x = sector_hull_guess(a_G, b_G, self.obstacles, pose, N)
-            active = np.zeros(N - 1, bool)
+            # vertices of the guess that lie on or near a bone start in contact, so the first
+            # solve cannot snap the string back through the bones to the straight line
+            _, _, sd0, _, _, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
+            spacing0 = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
+            active = sd0 < 0.5 * spacing0
             cold = True
             self._facets_work = True
         iterations = 0
