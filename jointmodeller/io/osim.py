@@ -28,6 +28,7 @@ from jointmodeller.io.osim_functions import (
 from jointmodeller.io.osim_report import CoordinateInfo, ImportReport, PathWrapInfo
 from jointmodeller.io.osim_xml import Doc, OsimError, read_osim_xml
 from jointmodeller.model.mesh import MeshData
+from jointmodeller.model.validation import inertia_problems
 from jointmodeller.model.specs import (
     GROUND,
     Attachment,
@@ -51,6 +52,8 @@ CUSTOM_AXIS_KEYS = tuple(f"{kind}{i}_{c}" for kind in ("rotation", "translation"
                          for c in "xyz")
 """JointSpec.parameters keys holding a custom mobilizer's axes (in F): rotation1_x ... translation3_z."""
 MIN_MASS_KG = 1e-6
+GROUND_GEOMETRY = "ground_geometry"
+"""Name of the fixed mass that carries meshes attached to OpenSim's ground."""
 JOINT_TYPES = {
     "WeldJoint": "weld", "PinJoint": "pin", "SliderJoint": "slider", "UniversalJoint": "universal",
     "BallJoint": "ball", "GimbalJoint": "ball", "EllipsoidJoint": "ellipsoid", "FreeJoint": "free",
@@ -93,9 +96,11 @@ class _Frames:
         self.doc = doc
         self.bodies = bodies
         self.offsets: dict[str, tuple[ET.Element, str]] = {}  # key -> (element, owner path)
+        self.owner: dict[int, str] = {}  # id(offset element) -> path of the body owning it
 
     def add_offset(self, key: str, el: ET.Element) -> None:
         self.offsets[key] = (el, key.rsplit("/", 1)[0])
+        self.owner[id(el)] = key.rsplit("/", 1)[0]
 
     def resolve(self, path: str, local: dict[str, ET.Element] | None = None, depth: int = 0) -> _FrameDef:
         if depth > 20:
@@ -122,6 +127,8 @@ class _Frames:
 
     def _offset(self, el: ET.Element, local, depth) -> _FrameDef:
         parent = self.doc.text(el, "socket_parent") or self.doc.text(el, "socket_parent_frame") or ""
+        if parent.strip() in ("..", "") and id(el) in self.owner:
+            parent = self.owner[id(el)]
         base = self.resolve(parent, local, depth + 1)
         t = np.asarray(self.doc.floats(el, "translation", 3, (0.0, 0.0, 0.0)))
         R = _xyz_rotation(self.doc.floats(el, "orientation", 3, (0.0, 0.0, 0.0)))
@@ -222,8 +229,9 @@ class _Reader:
         ground = model.find("Ground")
         if ground is not None:
             wraps += self.read_wraps(ground, GROUND)
-            if ground.find("attached_geometry") is not None and len(ground.find("attached_geometry")):
-                rep.skip("ground geometry", "Mesh", "meshes on ground have no mass to hold them in the project")
+            gmass = self.ground_mass(ground)
+            if gmass is not None:
+                masses = list(masses) + [gmass]
         springs, attachments = self.read_forces({w.name for w in wraps})
         constraints = self.read_constraints()
         for tag, why in (("MarkerSet", "markers are not part of the project"),
@@ -416,8 +424,9 @@ class _Reader:
             name = el.get("name", "?")
             if name == GROUND:  # OpenSim 3 lists ground as a body
                 wraps += self.read_wraps(el, GROUND)
-                if self.geometry_entries(el, name):
-                    rep.skip("ground geometry", "Mesh", "meshes on ground have no mass to hold them in the project")
+                gmass = self.ground_mass(el)
+                if gmass is not None:
+                    masses.append(gmass)
                 continue
             mass = doc.float(el, "mass", 0.0)
             com = doc.floats(el, "mass_center", 3, (0.0, 0.0, 0.0))
@@ -430,8 +439,9 @@ class _Reader:
                 rep.approx(name, "Body", f"mass {mass:g} kg replaced by {MIN_MASS_KG:g} kg (the project needs a "
                                          "positive mass)")
                 mass = MIN_MASS_KG
-            if np.any(np.linalg.eigvalsh(I) <= 0):
-                rep.approx(name, "Body", "inertia not positive definite; replaced by a small sphere's")
+            problems = inertia_problems(I)
+            if problems:
+                rep.approx(name, "Body", f"inertia {problems[0]}; replaced by a small sphere's")
                 I = np.eye(3) * mass * 1e-4
             mesh = self.body_mesh(el, name) if self.load_meshes else None
             R, p = poses.get(name, (np.eye(3), np.zeros(3)))
@@ -448,6 +458,17 @@ class _Reader:
             self.count("bodies")
             wraps += self.read_wraps(el, name)
         return _order_masses(masses), wraps
+
+    def ground_mass(self, el: ET.Element) -> Mass | None:
+        """Meshes attached to ground, as a fixed mass of negligible mass at the origin (or None)."""
+        mesh = self.body_mesh(el, GROUND) if self.load_meshes else None
+        if mesh is None:
+            return None
+        self.report.approx(GROUND_GEOMETRY, "Ground", "meshes on ground imported as a fixed mass of negligible "
+                                                      "mass at the origin")
+        return Mass(GROUND_GEOMETRY, mesh=mesh, density_kg_m3=None, mass_kg=MIN_MASS_KG,
+                    inertia_L=((1e-9, 0, 0), (0, 1e-9, 0), (0, 0, 1e-9)), properties_from_mesh=False,
+                    fixed=True, euler_sequence=EULER)
 
     def default_poses(self, joints: dict[str, _Joint]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Pose (R_GB, p_GB) of every body frame at the default coordinate values."""

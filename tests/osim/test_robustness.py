@@ -295,3 +295,83 @@ def test_other_bad_files(tmp_path, text, expect):
 
 def test_missing_file(tmp_path):
     assert "cannot read" in _error(tmp_path / "nope.osim")
+
+
+MESHY = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000">
+  <Model name="meshy">
+    <Ground name="ground">
+      <attached_geometry>
+        <Mesh name="floor"><socket_frame>..</socket_frame><scale_factors>2 2 2</scale_factors><mesh_file>box.stl</mesh_file></Mesh>
+      </attached_geometry>
+    </Ground>
+    <BodySet name="bodyset">
+      <objects>
+        <Body name="block">
+          <mass>1</mass><mass_center>0 0 0</mass_center><inertia>0.01 0.01 0.01 0 0 0</inertia>
+          <components>
+            <PhysicalOffsetFrame name="geom_frame">
+              <socket_parent>..</socket_parent>
+              <translation>0.1 0 0</translation>
+              <orientation>0 0 1.5707963267948966</orientation>
+              <attached_geometry>
+                <Mesh name="shell"><socket_frame>..</socket_frame><mesh_file>elsewhere.stl</mesh_file></Mesh>
+              </attached_geometry>
+            </PhysicalOffsetFrame>
+          </components>
+        </Body>
+      </objects>
+    </BodySet>
+    <JointSet name="jointset">
+      <objects>
+        <SliderJoint name="slide">
+          <socket_parent_frame>/ground</socket_parent_frame>
+          <socket_child_frame>/bodyset/block</socket_child_frame>
+          <coordinates><Coordinate name="x"><default_value>0.2</default_value></Coordinate></coordinates>
+        </SliderJoint>
+      </objects>
+    </JointSet>
+  </Model>
+</OpenSimDocument>
+"""
+
+
+def test_meshes_on_ground_offset_frames_and_search_paths(tmp_path):
+    import trimesh
+
+    from jointmodeller.persistence.store import load_project, save_project
+
+    (tmp_path / "Geometry").mkdir()
+    box = trimesh.creation.box(extents=(0.02, 0.04, 0.06))
+    box.export(tmp_path / "Geometry" / "box.stl")
+    other = tmp_path / "more_meshes"
+    other.mkdir()
+    box.export(other / "elsewhere.stl")
+    model = tmp_path / "meshy.osim"
+    model.write_text(MESHY)
+    project, report = import_osim(model, [other])
+    ground = project.mass("ground_geometry")
+    assert ground.fixed and ground.joint is None
+    assert np.ptp(ground.mesh.vertices_L, axis=0) == pytest.approx([0.04, 0.08, 0.12])  # scaled by 2
+    block = project.mass("block").mesh  # on an offset frame: turned 90° about z, moved 0.1 along x
+    assert np.ptp(block.vertices_L, axis=0) == pytest.approx([0.04, 0.02, 0.06])
+    assert block.vertices_L.mean(axis=0) == pytest.approx([0.1, 0.0, 0.0], abs=1e-12)
+    assert project.mass("block").position_G == pytest.approx((0.2, 0.0, 0.0))
+    # and the whole project survives the project file
+    path = tmp_path / "meshy.jmdb"
+    save_project(path, project)
+    back = load_project(path)
+    assert back.mass("block").mesh == block and back.mass("block").joint == project.mass("block").joint
+
+
+def test_synthetic_project_round_trips_through_the_project_file(synthetic, tmp_path):
+    from jointmodeller.persistence.store import load_project, save_project
+
+    project, _ = import_osim(synthetic)
+    path = tmp_path / "synthetic.jmdb"
+    save_project(path, project)
+    back = load_project(path)
+    assert back.mass("tibia").joint == project.mass("tibia").joint
+    assert back.constraints == project.constraints
+    assert back.attachments == project.attachments and back.wrap_objects == project.wrap_objects
+    assert back.springs == project.springs
