@@ -8,9 +8,9 @@ iteration over several wrap objects). At each sample of the swept coordinate the
 
 * the path length L(q),
 * the moment arm by the generalized-force method (seed 002): apply unit tension along every
-  straight stretch of the path, map the point forces through the point Jacobians to generalized
-  forces; for coordinate k this is r_k = −∂L/∂q_k, including couplers (dependent coordinates'
-  generalized forces times ∂q_dep/∂q_k),
+  straight stretch of the path, map the body forces to generalized forces f = JᵀF with the
+  mobilizer backend's recursion; for coordinate k this is r_k = −∂L/∂q_k, including couplers
+  (dependent coordinates' generalized forces times ∂q_dep/∂q_k),
 * the moment arm by excursion, −ΔL/Δq by central differences, as an independent check.
 """
 
@@ -25,6 +25,8 @@ from scipy.spatial.transform import Rotation
 
 from jointmodeller.core.geometry import wrap_analytic as wa
 from jointmodeller.core.multibody import functions as mbf
+from jointmodeller.core.multibody.moment_arms import generalized_forces as mb_generalized_forces
+from jointmodeller.core.multibody.state import State
 from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
 from jointmodeller.model.specs import GROUND, Attachment, FunctionSpec, JointSpec, Project, WrapObject
 
@@ -352,12 +354,13 @@ def calc_path(model: MultibodyModel, path: PathSpec, q: np.ndarray, kin=None) ->
     return PathState(pts, x_G, _length(kin, pts))
 
 
-def generalized_forces(model: MultibodyModel, state: PathState, kin) -> np.ndarray:
-    """Generalized forces (nu,) of unit tension along the path's straight stretches (wrap arcs are
-    internal to their obstacle's body): τ = Σ J_pointᵀ f."""
+def path_body_forces(model: MultibodyModel, state: PathState, kin) -> tuple[np.ndarray, np.ndarray]:
+    """force_G, torque_G (nb, 3) about each centre of mass of unit tension along the path's
+    straight stretches (wrap arcs are internal to their obstacle's body)."""
     system = model.system
-    Jw, Jv = system.jacobians(kin)
-    tau = np.zeros(system.nu)
+    force_G = np.zeros((system.n_bodies, 3))
+    torque_G = np.zeros((system.n_bodies, 3))
+    com = kin.p_GB + np.einsum("nij,nj->ni", kin.R_GB, system.com_B)
     pts = state.points
     for k in range(len(pts) - 1):
         a, b = pts[k], pts[k + 1]
@@ -370,10 +373,17 @@ def generalized_forces(model: MultibodyModel, state: PathState, kin) -> np.ndarr
             continue
         e /= n
         for body, x, f in ((a.body, xa, e), (b.body, xb, -e)):
-            if body < 0:
-                continue
-            tau += Jv[body].T @ f + Jw[body].T @ np.cross(x - kin.p_GB[body], f)
-    return tau
+            if body >= 0:
+                force_G[body] += f
+                torque_G[body] += np.cross(x - com[body], f)
+    return force_G, torque_G
+
+
+def generalized_forces(model: MultibodyModel, state: PathState, kin, q: np.ndarray) -> np.ndarray:
+    """Generalized forces (nu,) of unit tension along the path, f = Jᵀ F, by the mobilizer
+    backend's recursion (seed 002's generalized-force method)."""
+    force_G, torque_G = path_body_forces(model, state, kin)
+    return mb_generalized_forces(model.system, State(0.0, q, np.zeros(model.system.nu)), force_G, torque_G)
 
 
 @dataclass
@@ -433,7 +443,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         kin_m = model.system.kinematics(q_at(x - EXCURSION_STEP))
         for j, spec in enumerate(specs):
             st = calc_path(model, spec, q, kin)
-            tau = generalized_forces(model, st, kin)
+            tau = generalized_forces(model, st, kin, q)
             ma = tau[ku] + sum(tau[dep] * _eval(fn, x, 1) for dep, fn in deps)
             L[i, j] = st.length
             R[i, j] = ma
