@@ -28,7 +28,7 @@ from jointmodeller.io.osim_functions import (
 from jointmodeller.io.osim_report import CoordinateInfo, ImportReport, PathWrapInfo
 from jointmodeller.io.osim_xml import Doc, OsimError, read_osim_xml
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.validation import inertia_problems
+from jointmodeller.model.validation import inertia_problems, project_problems
 from jointmodeller.model.specs import (
     GROUND,
     Attachment,
@@ -250,6 +250,7 @@ class _Reader:
         project = Project(info=info, springs=tuple(springs), masses=tuple(masses),
                           attachments=tuple(attachments), constraints=tuple(constraints),
                           wrap_objects=tuple(wraps))
+        project = _drop_invalid(project, rep)
         project = _with_notes(project, rep.to_text())
         return project, rep
 
@@ -842,6 +843,43 @@ def _order_masses(masses: list[Mass]) -> list[Mass]:
             out += rest
             break
     return out
+
+
+def _drop_invalid(project: Project, report: ImportReport) -> Project:
+    """Leave out (and report) springs, attachments, wrap objects and constraints that break the
+    project's rules (a damaged file's negative radius, zero stiffness, ...), with what used them."""
+    from dataclasses import replace
+
+    for _ in range(10):
+        bad: dict[str, dict[str, str]] = {}
+        for prob in project_problems(project):
+            if prob.section in ("Springs", "Attachments", "Wrap objects", "Constraints") and prob.row:
+                bad.setdefault(prob.section, {}).setdefault(prob.row, f"{prob.field}: {prob.message}")
+        if not bad:
+            return project
+        for section, rows in bad.items():
+            for row, why in rows.items():
+                report.skip(row, section.rstrip("s").replace("Wrap object", "WrapObject"),
+                            f"invalid after import ({why}); left out")
+        springs = tuple(sp for sp in project.springs if sp.name not in bad.get("Springs", {}))
+        wraps = tuple(w for w in project.wrap_objects if w.name not in bad.get("Wrap objects", {}))
+        names = {sp.name for sp in springs}
+        wnames = {w.name for w in wraps}
+        atts = []
+        for a in project.attachments:
+            if a.name in bad.get("Attachments", {}):
+                continue
+            if a.spring not in names:
+                report.skip(a.name, "Attachment", f"its force law {a.spring!r} was left out")
+                continue
+            kept = tuple(w for w in a.wrap_objects if w in wnames)
+            if kept != a.wrap_objects:
+                report.path_wraps[a.name] = tuple(i for i in report.path_wraps.get(a.name, ()) if i.wrap_object in wnames)
+                a = replace(a, wrap_objects=kept)
+            atts.append(a)
+        cons = tuple(c for c in project.constraints if c.name not in bad.get("Constraints", {}))
+        project = replace(project, springs=springs, wrap_objects=wraps, attachments=tuple(atts), constraints=cons)
+    return project
 
 
 def _with_notes(project: Project, notes: str) -> Project:

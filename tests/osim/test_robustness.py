@@ -375,3 +375,17 @@ def test_synthetic_project_round_trips_through_the_project_file(synthetic, tmp_p
     assert back.constraints == project.constraints
     assert back.attachments == project.attachments and back.wrap_objects == project.wrap_objects
     assert back.springs == project.springs
+
+
+@pytest.mark.parametrize("old, new, component", [
+    ("<radius>0.03</radius>", "<radius>-0.03</radius>", "condyle"),
+    ("<slack_length>0.1</slack_length>", "<slack_length>-0.1</slack_length>", "MCL"),
+    ("<linear_stiffness>2000</linear_stiffness>", "<linear_stiffness>0</linear_stiffness>", "MCL"),
+    ("<transition_strain>0.05</transition_strain>", "<transition_strain>1.5</transition_strain>", "MCL"),
+])
+def test_values_the_project_rejects_leave_the_component_out(tmp_path, old, new, component):
+    path = tmp_path / "odd.osim"
+    path.write_text(SYNTHETIC.replace(old, new))
+    project, report = import_osim(path)  # still a valid project
+    assert any(i.component == component and "invalid after import" in i.why for i in report.not_imported)
+    assert component not in {a.name for a in project.attachments} | {w.name for w in project.wrap_objects}
