@@ -98,7 +98,7 @@ if HAVE_NUMBA:
 if HAVE_NUMBA:
 
     @numba.njit(cache=True)
-    def _closest_full_nb(P, cand, faces, V, VN, FN):  # pragma: no cover - compiled
+    def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover - compiled
         """closest point, smooth normal, signed distance, face and shape operator per point."""
         q, bary, face, d2 = _closest_candidates_nb(P, cand, faces, V)
         m = P.shape[0]
@@ -128,6 +128,10 @@ if HAVE_NUMBA:
             else:
                 side = dx * n[0] + dy * n[1] + dz * n[2]
             dist = np.sqrt(d2[i])
+            # closest on the rim of an open surface: the string passes round it, never inside
+            rim = (b0 <= 1e-9 or boundary[i0]) and (b1 <= 1e-9 or boundary[i1]) and (b2 <= 1e-9 or boundary[i2])
+            if rim and not (b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9):
+                side = 1.0
             sd[i] = -dist if side < 0.0 else dist
             # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|
             nf = FN[f]
@@ -156,9 +160,10 @@ if HAVE_NUMBA:
         return q, n_out, sd, face, S
 
 
-def closest_full(P, cand, faces, V, VN, FN):
+def closest_full(P, cand, faces, V, VN, FN, boundary):
     """Compiled closest point with normal, signed distance, face and shape operator (numba only)."""
-    return _closest_full_nb(np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(cand), faces, V, VN, FN)
+    return _closest_full_nb(np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(cand), faces, V, VN, FN,
+                            boundary)
 
 
 def closest_candidates(P, cand, faces, V, closest_fn):

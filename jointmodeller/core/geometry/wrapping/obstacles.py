@@ -76,7 +76,9 @@ class MeshObstacle:
     """A triangle surface fixed in body ``body``'s frame B, ready for closest-point and edge queries.
 
     vertices_B (n, 3) [m], faces (f, 3) int. Normals point out of the bone; an open surface's
-    "outside" is the side its face normals point to. Structures are built once and reused.
+    "outside" is the side its face normals point to, and a point whose closest feature is on its
+    rim counts as outside (a string may pass round the edge of a sheet). Structures are built
+    once and reused.
     """
 
     def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "") -> None:
@@ -89,6 +91,11 @@ class MeshObstacle:
         self.vertex_normals_B = np.ascontiguousarray(mesh.vertex_normals)
         self.edges = np.ascontiguousarray(mesh.edges_unique, dtype=np.int64)
         self.is_closed = bool(mesh.is_watertight)
+        # vertices on the rim of an open surface (edges used by one face only)
+        e_sorted = np.sort(mesh.edges, axis=1)
+        uniq, counts = np.unique(e_sorted, axis=0, return_counts=True)
+        self.boundary_vertex = np.zeros(len(mesh.vertices), dtype=np.bool_)
+        self.boundary_vertex[uniq[counts == 1].reshape(-1)] = True
         self.size = float(np.linalg.norm(np.ptp(self.vertices_B, axis=0)))
         self.tree = cKDTree(self.vertices_B)
         self.box_lo = self.vertices_B.min(axis=0)
@@ -156,7 +163,8 @@ class MeshObstacle:
         cand = self.vertex_faces[vidx].reshape(m, -1)
         if _kernels.USE_NUMBA and _kernels.HAVE_NUMBA:
             q, n, sd, face, S = _kernels.closest_full(
-                p, cand, self.faces, self.vertices_B, self.vertex_normals_B, self.face_normals_B
+                p, cand, self.faces, self.vertices_B, self.vertex_normals_B, self.face_normals_B,
+                self.boundary_vertex,
             )
             return (q, n, sd, face, S) if shape else (q, n, sd, face)
         q, bary, face, d2 = _kernels.closest_candidates(p, cand, self.faces, self.vertices_B, closest_point_on_triangles)
@@ -176,6 +184,9 @@ class MeshObstacle:
         s_smooth = np.einsum("ij,ij->i", diff, n)
         interior = np.all(bary > 1e-9, axis=1)
         side = np.where(interior, s_face, s_smooth)
+        # closest on the rim of an open surface: the string passes round it, never inside
+        rim = np.all((bary <= 1e-9) | self.boundary_vertex[tri], axis=1) & ~interior
+        side = np.where(rim, 1.0, side)
         sd = np.where(side < 0.0, -dist, dist)
         if not shape:
             return q, n, sd, face

@@ -238,6 +238,8 @@ class TautPathSolver:
         # that facets meeting at sharp edges cause on coarse meshes
         sticky = np.zeros_like(active)
         stall = 0  # iterations in a row without the step shrinking (a zig-zag along a ridge)
+        x_ret = None
+        stable = False
         damped = False
         for it in range(1, max_iter + 1):
             c, n, sd, which, cB, S = closest_over_obstacles(
@@ -248,6 +250,12 @@ class TautPathSolver:
                 sticky |= newly & released
             active = active | newly
             x[1:-1][active] = c[active]
+            # converged when the retracted configuration stops moving (the KKT step itself may
+            # not vanish where a contact sits on a sharp rim and is retracted back every time)
+            if x_ret is not None and not newly.any() and stable:
+                if float(np.max(np.linalg.norm(x - x_ret, axis=1))) < opt.tol * scale:
+                    return x, active, True, it
+            x_ret = x.copy()
             if settled and active.any() and not damped:
                 if lam is None or newly.any():
                     lam = np.where(active, np.einsum("ij,ij->i", n, _weighted_gradient(x, None)), 0.0)
