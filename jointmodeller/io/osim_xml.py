@@ -118,6 +118,10 @@ def read_osim_xml(path: str | Path) -> Doc:
     except AssertionError:
         raise OsimError(f"{path}, line {parser.CurrentLineNumber}: malformed XML (unbalanced elements)"
                         " — the file looks truncated") from None
+    except OsimError:
+        raise
+    except (LookupError, ValueError, UnicodeError) as exc:
+        raise OsimError(f"{path}, line {parser.CurrentLineNumber}: cannot decode the file ({exc})") from None
     if root.tag != "OpenSimDocument":
         raise OsimError(f"{path}, line {lines.get(id(root), 1)}: not an OpenSim model (root element "
                         f"<{root.tag}>, expected <OpenSimDocument>)")

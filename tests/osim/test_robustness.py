@@ -286,6 +286,7 @@ def test_bad_number_names_the_line(tmp_path):
     ("<OpenSimDocument Version='40000'><Model name='m'><length_units>millimeters</length_units>"
      "<BodySet/></Model></OpenSimDocument>", "length units"),
     ("\x00\x01binary", "malformed XML"),
+    ('<?xml version="1.0" encoding="TF-8"?><OpenSimDocument/>', "cannot decode"),
 ])
 def test_other_bad_files(tmp_path, text, expect):
     path = tmp_path / "x.osim"
