@@ -240,7 +240,7 @@ class TautPathSolver:
         stall = 0  # iterations in a row without the step shrinking (a zig-zag along a ridge)
         x_ret = None
         stable = False
-        damped = False
+        damped = 0  # iterations left of half steps (after a stall), then full steps are retried
         for it in range(1, max_iter + 1):
             c, n, sd, which, cB, S = closest_over_obstacles(
                 self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets
@@ -270,8 +270,10 @@ class TautPathSolver:
             release = _lift_off(active, lam) & ~sticky
             step = float(np.max(np.linalg.norm(x_new - x, axis=1)))
             stall = stall + 1 if step > 0.8 * prev_step else 0
-            damped = damped or (stall >= 3 and it > 10)
+            if stall >= 3 and it > 10 and not damped:
+                damped, stall = 6, 0
             x = x + 0.5 * (x_new - x) if damped else x_new
+            damped = max(damped - 1, 0)
             active = active & ~release
             released = release
             prev_step = step
