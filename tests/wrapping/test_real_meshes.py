@@ -93,7 +93,7 @@ def test_knee_path_over_the_condyles(knee, flex):
         assert (path.body[1:-1] == FREE).all()
     else:  # flexed: it wraps the anterior femur, no longer than the MJM heuristic's path
         assert path.length > straight * 1.01
-        assert (path.body == 1).sum() > 10
+        assert (path.body == 1).sum() >= 5
         assert path.length <= mjm.length * (1 + 1e-3)
     # effective attachments (MJM §5): following the path from the origin, the last point on the
     # femur before a point of another body; from the insertion back, the first tibia point after
