@@ -291,9 +291,11 @@ def _wrap_segment(kin, w: PathWrap, a: _Pt, b: _Pt, single: bool) -> wa.WrapResu
     return wa.WrapResult(wa.NO_WRAP)  # tori: not wrapped (listed by the importer)
 
 
-def calc_path(model: MultibodyModel, path: PathSpec, q: np.ndarray, kin=None) -> PathState:
-    """The wrapped path at coordinates q, following OpenSim's GeometryPath rules."""
-    kin = kin or model.system.kinematics(q)
+def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=None) -> PathState:
+    """The wrapped path at coordinates q, following OpenSim's GeometryPath rules.
+
+    kin: body poses (attributes p_GB (n, 3), R_GB (n, 3, 3)); computed from ``model`` when None."""
+    kin = kin if kin is not None else model.system.kinematics(q)
     n_orig = len(path.body)
     active = np.ones(n_orig, bool)
     for k in range(n_orig):
@@ -452,3 +454,97 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
             lm = calc_path(model, spec, q_at(x - EXCURSION_STEP), kin_m).length
             RE[i, j] = -(lp - lm) / (2 * EXCURSION_STEP)
     return MusclePathResult(coordinate, values, names, L, R, RE, W)
+
+
+# --------------------------------------------------------------------------------------------------
+# The same paths as a force-element geometry for the MJM (free-body) backend
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Poses:
+    """Body-frame poses in the attribute names calc_path reads (p_GB (n, 3), R_GB (n, 3, 3))."""
+
+    p_GB: np.ndarray
+    R_GB: np.ndarray
+
+
+def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: dict[str, int],
+                   R_BL: np.ndarray, com_L: np.ndarray,
+                   wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None) -> dict[int, PathSpec]:
+    """PathSpecs, in the MJM bodies' B frames (r_B = R_BL (r_L − com_L)), of the tissue rows whose
+    attachment has via points or wrap objects: {row index: PathSpec}. Conditional via points count as
+    always active (the free-body backend has no joint coordinates)."""
+    atts = {a.name: a for a in project.attachments}
+    wraps = {w.name: w for w in project.wrap_objects}
+    R_BL = np.asarray(R_BL, float)
+    com_L = np.asarray(com_L, float)
+    out: dict[int, PathSpec] = {}
+    for row, name in enumerate(tissue_names):
+        a = atts.get(name)
+        if a is None or (not a.via_points and not a.wrap_objects):
+            continue
+        pts = [(a.body_a, a.point_a_L)] + [(v.body, v.point_L) for v in a.via_points] + [(a.body_b, a.point_b_L)]
+        body = np.array([body_index[b] for b, _ in pts], int)
+        r_B = np.array([R_BL[i] @ (np.asarray(p, float) - com_L[i]) for i, (_, p) in zip(body, pts)])
+        ranges = (wrap_ranges or {}).get(name)
+        ws = []
+        for k, wname in enumerate(a.wrap_objects):
+            w = wraps[wname]
+            i = body_index[w.body]
+            T = _frame_T(w.frame)
+            s, e = ranges[k] if ranges is not None and k < len(ranges) else (-1, -1)
+            ws.append(PathWrap(wname, i, R_BL[i] @ T[:3, :3], R_BL[i] @ (T[:3, 3] - com_L[i]), w.kind,
+                               tuple(w.dimensions_m), w.quadrant, int(s), int(e)))
+        out[row] = PathSpec(name, body, r_B, -np.ones(len(pts), int), np.zeros((len(pts), 2)), tuple(ws))
+    return out
+
+
+class AnalyticPathProvider:
+    """Geometry of tissues routed through via points and over analytic wrap objects (OpenSim's
+    path rules) for the MJM backend: implements core.mechanics.tissues.PathProvider.
+
+    The tension acts at the two ends along the first/last straight stretches; every intermediate
+    point and each wrap object's tangent points push their bodies (``extra_*``). The length rate is
+    Σ e·(v_next − v_prev) over the straight stretches (wrap points moving with their obstacle).
+    """
+
+    def __init__(self, paths: dict[int, PathSpec]):
+        self.paths = dict(paths)
+
+    def wrapped_paths(self, t: float, kin, index: np.ndarray):
+        from jointmodeller.core.mechanics.tissues import TissueGeometry, WrappedPath
+
+        index = np.asarray(index, np.int64)
+        k = len(index)
+        length = np.zeros(k)
+        rate = np.zeros(k)
+        pa, pb, da, db = (np.zeros((k, 3)) for _ in range(4))
+        xb, xt, xp, xd = [], [], [], []
+        poses = _Poses(kin.p_G, kin.R_GB)
+        for j, row in enumerate(index):
+            st = calc_path(None, self.paths[int(row)], np.zeros(0), poses)
+            pts = st.points
+            bodies = np.array([p.body for p in pts], int)
+            vel = kin.point_velocities_G(bodies, np.array([p.r_B for p in pts]))
+            n = len(pts)
+            e = np.zeros((n - 1, 3))
+            straight = np.ones(n - 1, bool)
+            for s in range(n - 1):
+                if pts[s].wrap >= 0 and pts[s].wrap == pts[s + 1].wrap:
+                    straight[s] = False
+                    continue
+                d = st.x_G[s + 1] - st.x_G[s]
+                e[s] = d / max(np.linalg.norm(d), 1e-300)
+                rate[j] += e[s] @ (vel[s + 1] - vel[s])
+            length[j] = st.length
+            pa[j], pb[j] = st.x_G[0], st.x_G[-1]
+            da[j], db[j] = e[0], -e[-1]
+            for s in range(1, n - 1):
+                push = (e[s] if straight[s] else 0.0) - (e[s - 1] if straight[s - 1] else 0.0)
+                xb.append(bodies[s])
+                xt.append(j)
+                xp.append(st.x_G[s])
+                xd.append(np.asarray(push, float) * np.ones(3))
+        geo = TissueGeometry(length, rate, pa, pb, da, db)
+        if not xb:
+            return WrappedPath(index, geo)
+        return WrappedPath(index, geo, np.asarray(xb, np.int64), np.asarray(xt, np.int64), np.array(xp), np.array(xd))
