@@ -29,6 +29,7 @@ from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_qu
 from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
 from jointmodeller.core.studies.laxity import (
+    SMOOTH_TOL_N,
     EquilibriumFailed,
     LaxityProtocol,
     LaxityResult,
@@ -36,6 +37,7 @@ from jointmodeller.core.studies.laxity import (
     load_sequence,
     parse_measure,
     run_sweep,
+    solver_defaults,
 )
 from jointmodeller.io.measured_csv import read_measured_csv
 from jointmodeller.model.results import RunRecord
@@ -440,7 +442,8 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
 
     def simulate(x: np.ndarray) -> np.ndarray:
         system = scaled_tissue_system(joint, groups, x[:n], x[n:] if fit_slack else None)
-        res = run_sweep(system, protocol, joint.p0_G, joint.q0_GB, tol_N=1e-9)
+        smooth = solver_defaults(system)[0] == SMOOTH_TOL_N
+        res = run_sweep(system, protocol, joint.p0_G, joint.q0_GB, tol_N=1e-9 if smooth else None)
         sim = simulated_at(res.loads, res.measure, ml)
         evals[0] += 1
         if progress is not None:

@@ -178,8 +178,11 @@ class QuasiStaticSolver:
     """
 
     def __init__(self, system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
-                 tol_N: float = 1e-6, max_iter: int = 60, fd_step: float = 1e-7):
+                 tol_N: float = 1e-6, max_iter: int = 60, fd_step: float = 1e-7,
+                 max_rotation_rad: float = 0.05, max_translation_m: float = 2e-3):
         self.system = system
+        self.max_rotation_rad = max_rotation_rad
+        self.max_translation_m = max_translation_m
         self.protocol = protocol
         self.L = float(system.length_scale)
         self.tol_N = tol_N
@@ -278,13 +281,31 @@ class QuasiStaticSolver:
             J[:, i] = (self.residual(xi) - r) / self.fd_step
         return J
 
+    def step_limits(self) -> np.ndarray:
+        """Largest move per unknown in one Newton step (n,): ``max_rotation_rad`` for angles and
+        ``max_translation_m`` / L for translations (contact is stiff: keep steps short)."""
+        lim = np.empty(self.n)
+        lim[:2] = self.max_rotation_rad
+        lim[2:5] = self.max_translation_m / self.L
+        for j in range(len(self.others)):
+            lim[5 + 6 * j: 8 + 6 * j] = self.max_translation_m / self.L
+            lim[8 + 6 * j: 11 + 6 * j] = self.max_rotation_rad
+        return lim
+
     def solve(self, x: np.ndarray, J: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, float]:
-        """Newton–Broyden from x (and an optional Jacobian); returns (x, J, iterations, |r|_inf)."""
+        """Newton–Broyden from x (and an optional Jacobian); returns (x, J, iterations, |r|_inf).
+
+        Steps are limited per unknown (:meth:`step_limits`) and back-tracked (Armijo); a stale
+        Jacobian is refreshed by finite differences when a step fails; with a fresh one the best
+        trial point is taken if it lowers |r| at all (kinks where contact points switch on or off).
+        """
         x = np.array(x, float)
         r = self.residual(x)
         fresh = False
         if J is None:
             J, fresh = self.jacobian(x, r), True
+        limits = self.step_limits()
+        failures = 0
         for it in range(self.max_iter):
             norm = float(np.max(np.abs(r)))
             if norm < self.tol_N:
@@ -293,12 +314,17 @@ class QuasiStaticSolver:
                 dx = np.linalg.solve(J, -r)
             except np.linalg.LinAlgError:
                 dx = np.linalg.lstsq(J, -r, rcond=None)[0]
-            dx = _limit_step(dx, max_rad=0.1)
+            over = float(np.max(np.abs(dx) / limits))
+            if over > 1.0:
+                dx = dx / over
             t, accepted = 1.0, False
-            r2 = n0 = float(np.linalg.norm(r))
-            while t >= 1.0 / 64:
+            n0 = float(np.linalg.norm(r))
+            best = (np.inf, 0.0, r)
+            while t >= 1.0 / 16:
                 r_new = self.residual(x + t * dx)
                 r2 = float(np.linalg.norm(r_new))
+                if r2 < best[0]:
+                    best = (r2, t, r_new)
                 if r2 <= (1.0 - 1e-4 * t) * n0:
                     accepted = True
                     break
@@ -307,9 +333,9 @@ class QuasiStaticSolver:
                 if not fresh:  # a stale (Broyden / previous step) Jacobian: refresh and retry
                     J, fresh = self.jacobian(x, r), True
                     continue
-                if r2 < n0 * 1.5:  # take the smallest damped step to escape a kink (contact onset)
-                    x = x + t * 2 * dx
-                    r = self.residual(x)
+                failures += 1
+                if best[0] < n0 and failures <= 5:  # any decrease: take it, then a fresh Jacobian
+                    x, r = x + best[1] * dx, best[2]
                     J, fresh = self.jacobian(x, r), True
                     continue
                 raise EquilibriumFailed(f"line search failed at |r| = {n0:.3g} N")
@@ -370,6 +396,22 @@ def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray)
     return force.copy(), torque.copy(), r_B
 
 
+SMOOTH_TOL_N, SMOOTH_FD_STEP = 1e-6, 1e-7
+"""Tolerance and finite-difference step for models whose forces are smooth (straight tissues)."""
+CONTACT_TOL_N, CONTACT_FD_STEP = 1e-2, 1e-4
+"""... and for models with mesh contact or wrapped paths, whose forces carry a noise of ~0.01 N
+(contact points switching, path solver tolerance): the step must dwarf it. 0.01 N on the moment
+residual is ~1e-3 N·m, i.e. < 0.01° at elbow stiffness."""
+
+
+def solver_defaults(system) -> tuple[float, float]:
+    """(tol_N, fd_step) suited to the system: smooth (every extra element says ``smooth = True``), or
+    with mesh contact / wrapping."""
+    rough = any(not getattr(e, "smooth", False) for e in getattr(system, "extra_elements", ())) or (
+        getattr(system, "path_provider", None) is not None)
+    return (CONTACT_TOL_N, CONTACT_FD_STEP) if rough else (SMOOTH_TOL_N, SMOOTH_FD_STEP)
+
+
 def run_sweep(
     system,
     protocol: LaxityProtocol,
@@ -377,7 +419,8 @@ def run_sweep(
     q0_GB: np.ndarray,
     *,
     warm_start: bool = True,
-    tol_N: float = 1e-6,
+    tol_N: float | None = None,
+    fd_step: float | None = None,
     progress: Callable[[int, int, float, float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> LaxityResult:
@@ -385,11 +428,14 @@ def run_sweep(
 
     system: a MechanicalSystem; p0_G (n, 3), q0_GB (n, 4): the initial pose of every body.
     warm_start: start each step from the nearest solved load's pose and Jacobian (False: from the
-    unloaded pose with a fresh Jacobian, the baseline). progress(done, total, load, value) after each
+    unloaded pose with a fresh Jacobian, the baseline). tol_N, fd_step: default by
+    :func:`solver_defaults`. progress(done, total, load, value) after each
     step (``value`` in the measure's unit); cancel() polled between steps raises SweepCancelled.
     """
     t0 = time.perf_counter()
-    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    d_tol, d_step = solver_defaults(system)
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=d_tol if tol_N is None else tol_N,
+                               fd_step=d_step if fd_step is None else fd_step)
     idx, factor, unit = parse_measure(protocol.measure)
     solver.load.magnitude = 0.0
     x_ref, J_ref, _, _ = solver.solve(solver.x_initial())

@@ -39,6 +39,7 @@ class SphereOnPlane:
     point_A: np.ndarray
     normal_A: np.ndarray
     k: float = 2.0e7
+    smooth = True  # analytic surfaces: the laxity solver may use tight tolerances
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
         n_G = kin.R_GB[self.body_a] @ self.normal_A
