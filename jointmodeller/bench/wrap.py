@@ -33,8 +33,8 @@ def _two_bones() -> tuple[list[MeshObstacle], np.ndarray, np.ndarray]:
     m1 = grid_cylinder(0.02, 0.2, 256, 160)
     m2 = grid_cylinder(0.015, 0.1, 160, 100)
     obstacles = [MeshObstacle(m1.vertices, m1.faces, 1), MeshObstacle(m2.vertices, m2.faces, 2)]
-    a = np.array([0.005, 0.06, -0.06])  # origin on body 0 (ground), in front of the shaft
-    b = np.array([0.0, -0.09, 0.09])  # insertion behind, beyond the second bone
+    a = np.array([0.0025, 0.05, -0.0035])  # origin on body 0 (ground), in front of the shaft
+    b = np.array([-0.001, -0.061, 0.045])  # insertion just behind the second bone: wraps both
     return obstacles, a, b
 
 
