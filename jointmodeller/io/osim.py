@@ -275,6 +275,7 @@ class _Reader:
                     frames = el.find("frames")
                     for f in list(frames) if frames is not None else []:
                         local[f.get("name", "")] = f
+                        self.frames.offsets.setdefault(f"/jointset/{name}/{f.get('name', '')}", (f, f"/jointset/{name}"))
                     parent = self.frames.resolve(doc.text(el, "socket_parent_frame") or doc.text(el, "parent_body")
                                                  or "", local)
                     child = self.frames.resolve(doc.text(el, "socket_child_frame") or doc.text(el, "child_body")

@@ -166,7 +166,7 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
         <PathActuator name="actuator">
           <GeometryPath name="path">
             <PathPointSet><objects>
-              <PathPoint name="a1"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0 0.02 -0.1</location></PathPoint>
+              <PathPoint name="a1"><socket_parent_frame>/jointset/knee/femur_offset</socket_parent_frame><location>0 0.02 0.3</location></PathPoint>
               <PathPoint name="a2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0 0.02 -0.1</location></PathPoint>
             </objects></PathPointSet>
           </GeometryPath>
@@ -240,6 +240,8 @@ def test_synthetic_joints_functions_constraints_and_ligament(synthetic):
     assert spring.law == "blankevoort" and spring.kx == (2000.0,) and spring.slack_length_m == 0.1
     assert spring.cx == pytest.approx(2000.0 * 0.003 / 0.1)
     assert project.info.gravity_G == (0.0, 0.0, -9.81)
+    act = next(a for a in project.attachments if a.name == "actuator")  # a point on a joint's frame
+    assert act.body_a == "femur" and act.point_a_L == pytest.approx((0.0, 0.02, -0.1))
     # knee's default pose: femur frame at (0,0,1) turned by the hip's 0.1 rad about x; knee 0.4 below
     femur = project.mass("femur")
     assert femur.position_G == pytest.approx((0.0, 0.2 * np.sin(0.1), 1.0 - 0.2 * np.cos(0.1)))
