@@ -63,6 +63,11 @@ def test_knee_custom_mobilizer_equals_planar_with_couplers():
         # manifold: tibia translation vs its spline of the knee angle
         err = np.max(np.abs(np.c_[tp.q[:, 1] - fx(tp.q[:, 0]), tp.q[:, 2] - fy(tp.q[:, 0])]))
         assert err <= acc and tp.max_constraint_error <= acc
+        # the compiled coupler path (numba multipliers + projection) gives the same run
+        tk = simulate_compiled(planar, knee_planar_state(planar, -np.pi / 2), 1.0, accuracy=acc, out_times=times)
+        assert np.max(np.abs(tk.q[:, 0] - ref.q[:, 0])) < tol
+        err = np.max(np.abs(np.c_[tk.q[:, 1] - fx(tk.q[:, 0]), tk.q[:, 2] - fy(tk.q[:, 0])]))
+        assert err <= acc and tk.max_constraint_error <= acc
     assert np.ptp(ref.q[:, 0]) > 2.0  # the tibia swung through
 
 

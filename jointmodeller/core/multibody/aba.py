@@ -34,17 +34,30 @@ def aba_core(tr, Xup, S, v, c, tau, f_ext, gravity_on):
     """u̇ (nu_total,) from a finished kinematic pass; f_ext (nb, 6) spatial forces on each body
     (moment about the body origin, force), body components; tau generalized forces."""
     nb = tr.parent.shape[0]
-    IA = tr.I6.copy()
-    pA = np.zeros((nb, 6))
-    U = np.zeros((nb, 6, 6))
-    Dinv = np.zeros((nb, 6, 6))
-    uu = np.zeros((nb, 6))
-    Ia = np.zeros((6, 6))
-    T = np.zeros((6, 6))
-    UD = np.zeros((6, 6))
-    pa = np.zeros(6)
-    Iv = np.zeros(6)
-    D = np.zeros((6, 6))
+    buf = np.zeros(nb * (36 + 6 + 36 + 36 + 6 + 6) + 4 * 36 + 4 * 6)
+    o = 0
+    IA = buf[o : o + 36 * nb].reshape((nb, 6, 6))
+    o += 36 * nb
+    IA[:, :, :] = tr.I6
+    pA = buf[o : o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    U = buf[o : o + 36 * nb].reshape((nb, 6, 6))
+    o += 36 * nb
+    Dinv = buf[o : o + 36 * nb].reshape((nb, 6, 6))
+    o += 36 * nb
+    uu = buf[o : o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    acc = buf[o : o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    Ia = buf[o : o + 36].reshape((6, 6))
+    T = buf[o + 36 : o + 72].reshape((6, 6))
+    UD = buf[o + 72 : o + 108].reshape((6, 6))
+    D = buf[o + 108 : o + 144].reshape((6, 6))
+    o += 144
+    pa = buf[o : o + 6]
+    Iv = buf[o + 6 : o + 12]
+    a0 = buf[o + 12 : o + 18]
+    ai = buf[o + 18 : o + 24]
     for i in range(nb):
         I = tr.I6[i]
         for a in range(6):
@@ -126,13 +139,10 @@ def aba_core(tr, Xup, S, v, c, tau, f_ext, gravity_on):
                     s += X[k, a] * pa[k]
                 pA[par, a] += s
     udot = np.zeros(tau.shape[0])
-    acc = np.zeros((nb, 6))
-    a0 = np.zeros(6)
     if gravity_on:
         for k in range(3):
             a0[3 + k] = -tr.gravity[k]
-    ai = np.zeros(6)
-    ud = np.zeros(6)
+    ud = Iv  # scratch reuse
     for i in range(nb):
         par = tr.parent[i]
         X = Xup[i]

@@ -18,6 +18,8 @@ import numpy as np
 from ._jit import njit
 from .aba import aba_core
 from .state import State
+from .coupled import N_CB, coupled_udot, pack_couplers, project_coupled
+from .functions import FunctionTable
 from .packed import state_derivative_p
 from .tree import kin_pass, normalize_quaternions, qdot_all, unpack_tree
 
@@ -135,20 +137,23 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
 
 
 @njit
-def _rhs_compiled(tr, y, nq, nu, tau, fz):
+def _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd):
     q = y[:nq]
     u = y[nq:]
-    Xup, S, v, c, R_GB, p_GB = kin_pass(tr, q, u)
     out = np.empty(nq + nu)
     qd = np.zeros(nq)
     qdot_all(tr, q, u, qd)
     out[:nq] = qd
-    out[nq:] = aba_core(tr, Xup, S, v, c, tau, fz, True)
+    if cb.shape[0] == 0:
+        Xup, S, v, c, R_GB, p_GB = kin_pass(tr, q, u)
+        out[nq:] = aba_core(tr, Xup, S, v, c, tau, fz, True)
+    else:
+        out[nq:] = coupled_udot(tr, cb, cft, cfa, cfo, cfd, q, u, tau, fz)
     return out
 
 
 @njit
-def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E):
+def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E, cb, cft, cfa, cfo, cfd, ctol):
     tr = unpack_tree(ib, fb)
     nb = tr.parent.shape[0]
     fz = np.zeros((nb, 6))
@@ -162,7 +167,10 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
         Y[oi] = y
         oi += 1
     K = np.zeros((7, n))
-    f0 = _rhs_compiled(tr, y, nq, nu, tau, fz)
+    cmax = 0.0
+    if cb.shape[0] > 0:
+        project_coupled(tr, cb, cft, cfa, cfo, cfd, y[:nq], y[nq:], ctol)
+    f0 = _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
     nrhs = 1
     h = min(0.01 * max(1.0, np.linalg.norm(y)) / max(np.linalg.norm(f0), 1e-8), t1 - t) * alpha**0.2
     h = max(h, 1e-8)
@@ -181,7 +189,7 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
                 for r in range(s):
                     acc += A[s, r] * K[r, i]
                 ytmp[i] = y[i] + hs * acc
-            K[s] = _rhs_compiled(tr, ytmp, nq, nu, tau, fz)
+            K[s] = _rhs_compiled(tr, ytmp, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
             nrhs += 1
         # ytmp now holds the 5th-order solution (row 6 of A equals B)
         ssum = 0.0
@@ -197,6 +205,10 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
             y[:] = ytmp
             normalize_quaternions(tr, y[:nq])
             f0 = K[6].copy()
+            if cb.shape[0] > 0:
+                cmax = max(cmax, project_coupled(tr, cb, cft, cfa, cfo, cfd, y[:nq], y[nq:], ctol))
+                f0 = _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
+                nrhs += 1
             nsteps += 1
             if oi < nout and abs(t - out_times[oi]) < 1e-14:
                 Y[oi] = y
@@ -209,18 +221,25 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
     while oi < nout:
         Y[oi] = y
         oi += 1
-    return Y, nsteps, nrej, nrhs
+    return Y, nsteps, nrej, nrhs, cmax
 
 
 def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e-6, out_times=None,
-                      tau=None) -> Trajectory:
-    """As ``simulate`` but compiled end to end; only for systems without constraints or force
-    elements (gravity and constant generalized forces ``tau`` only)."""
-    if system.constraints or system.forces:
-        raise ValueError("simulate_compiled handles trees without constraints or force elements")
+                      tau=None, constraint_tol: float | None = None) -> Trajectory:
+    """As ``simulate`` but compiled end to end; for systems without force elements whose
+    constraints (if any) are all coordinate couplers (gravity and constant ``tau`` only)."""
+    packed = pack_couplers(system)
+    if system.forces or (system.constraints and packed is None):
+        raise ValueError("simulate_compiled handles trees with couplers only and no force elements")
+    if packed is None:
+        packed = (np.zeros((0, N_CB), np.int64), FunctionTable().arrays())
+    cb, (cft, cfa, cfo, cfd) = packed
+    ctol = accuracy if constraint_tol is None else constraint_tol
     outs = np.array([t_final]) if out_times is None else np.asarray(out_times, float)
     tau = np.zeros(system.nu) if tau is None else np.asarray(tau, float)
     y0 = np.concatenate([system.normalize(state.q), state.u])
-    Y, ns, nr, nf = _dopri_compiled(system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy),
-                                    system.nq, system.nu, tau, outs, _A, _B, _C, _E)
-    return Trajectory(outs, Y[:, : system.nq], Y[:, system.nq :], int(ns), int(nr), int(nf))
+    Y, ns, nr, nf, cmax = _dopri_compiled(
+        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.nq, system.nu,
+        tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),
+    )
+    return Trajectory(outs, Y[:, : system.nq], Y[:, system.nq :], int(ns), int(nr), int(nf), float(cmax))

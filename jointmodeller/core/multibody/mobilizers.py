@@ -107,7 +107,12 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
     if jt == WELD:
         return
     if jt == PIN or jt == SCREW or jt == CYLINDER or jt == PLANAR:
-        R[:, :] = axis_rotation(np.array([0.0, 0.0, 1.0]), q[0])
+        cz = np.cos(q[0])
+        sz = np.sin(q[0])
+        R[0, 0] = cz
+        R[0, 1] = -sz
+        R[1, 0] = sz
+        R[1, 1] = cz
         H[2, 0] = 1.0
         if jt == SCREW:
             p[2] = prm[0] * q[0]
@@ -171,14 +176,20 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
                 p[i] = q[4 + i]
                 H[3 + i, 3 + i] = 1.0
         return
-    # CUSTOM (seed 000 eqs. 18–35)
+    # CUSTOM (seed 000 eqs. 18–35); one scratch buffer, scalar arithmetic (allocation-light)
     m = nu
-    grad = np.zeros(6)
-    th = np.zeros(3)
-    th_q = np.zeros((3, 6))
-    th_uu = np.zeros(3)
-    pq = np.zeros((3, 6))
-    p_uu = np.zeros(3)
+    buf = np.zeros(6 + 3 + 18 + 3 + 18 + 3 + 9 + 9 + 9 + 9 + 3)
+    grad = buf[0:6]
+    th = buf[6:9]
+    th_q = buf[9:27].reshape((3, 6))
+    th_uu = buf[27:30]
+    pq = buf[30:48].reshape((3, 6))
+    p_uu = buf[48:51]
+    Ra = buf[51:60].reshape((3, 3))
+    R1 = buf[60:69].reshape((3, 3))
+    R12 = buf[69:78].reshape((3, 3))
+    W = buf[78:87].reshape((3, 3))  # columns W1, W2, W3 (eq. 20)
+    thd = buf[87:90]
     for k in range(6):
         fi = fidx[k]
         if fi < 0:
@@ -194,39 +205,62 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
             p_uu[k - 3] = uhu
             for j in range(m):
                 pq[k - 3, j] = grad[j]
-    a1 = prm[0:3]
-    a2 = prm[3:6]
-    a3 = prm[6:9]
-    A = np.empty((3, 3))
-    for i in range(3):
-        A[:, i] = prm[9 + 3 * i : 12 + 3 * i]
-    R1 = axis_rotation(a1, th[0])
-    R12 = mm(R1, axis_rotation(a2, th[1]))
-    R[:, :] = mm(R12, axis_rotation(a3, th[2]))
-    W1 = a1.copy()
-    W2 = mv(R1, a2)
-    W3 = mv(R12, a3)
-    # θ̇ = θ_q u
-    thd = np.zeros(3)
+    # rotations about body-fixed axes a1, a2, a3 (prm rows 0..8); translation axes A (prm 9..17)
+    _axis_rot_into(prm[0], prm[1], prm[2], th[0], R1)
+    _axis_rot_into(prm[3], prm[4], prm[5], th[1], Ra)
+    for a in range(3):
+        for b in range(3):
+            R12[a, b] = R1[a, 0] * Ra[0, b] + R1[a, 1] * Ra[1, b] + R1[a, 2] * Ra[2, b]
+    _axis_rot_into(prm[6], prm[7], prm[8], th[2], Ra)
+    for a in range(3):
+        for b in range(3):
+            R[a, b] = R12[a, 0] * Ra[0, b] + R12[a, 1] * Ra[1, b] + R12[a, 2] * Ra[2, b]
+    for a in range(3):
+        W[a, 0] = prm[a]
+        W[a, 1] = R1[a, 0] * prm[3] + R1[a, 1] * prm[4] + R1[a, 2] * prm[5]
+        W[a, 2] = R12[a, 0] * prm[6] + R12[a, 1] * prm[7] + R12[a, 2] * prm[8]
     for k in range(3):
-        s = 0.0
+        s_ = 0.0
         for j in range(m):
-            s += th_q[k, j] * u[j]
-        thd[k] = s
-    pt = mv(A, p)
-    for i in range(3):
-        p[i] = pt[i]
+            s_ += th_q[k, j] * u[j]
+        thd[k] = s_
+    p0, p1, p2 = p[0], p[1], p[2]
+    for a in range(3):  # p <- A p, A columns are the translation axes
+        p[a] = prm[9 + a] * p0 + prm[12 + a] * p1 + prm[15 + a] * p2
     for j in range(m):
-        for i in range(3):
-            H[i, j] = W1[i] * th_q[0, j] + W2[i] * th_q[1, j] + W3[i] * th_q[2, j]
-            H[3 + i, j] = A[i, 0] * pq[0, j] + A[i, 1] * pq[1, j] + A[i, 2] * pq[2, j]
-    # Ẇ θ_q u = (w1 × W2) θ̇2 + (w12 × W3) θ̇3 ; W θ̇_q u = W (Σ ∂²θ u u)
-    w1 = W1 * thd[0]
-    w12 = w1 + W2 * thd[1]
-    hw = cross(w1, W2) * thd[1] + cross(w12, W3) * thd[2]
-    for i in range(3):
-        hdu[i] = hw[i] + W1[i] * th_uu[0] + W2[i] * th_uu[1] + W3[i] * th_uu[2]
-        hdu[3 + i] = A[i, 0] * p_uu[0] + A[i, 1] * p_uu[1] + A[i, 2] * p_uu[2]
+        for a in range(3):
+            H[a, j] = W[a, 0] * th_q[0, j] + W[a, 1] * th_q[1, j] + W[a, 2] * th_q[2, j]
+            H[3 + a, j] = prm[9 + a] * pq[0, j] + prm[12 + a] * pq[1, j] + prm[15 + a] * pq[2, j]
+    # Ẇ θ_q u = (w1 × W2) θ̇2 + (w12 × W3) θ̇3 with w1 = W1 θ̇1, w12 = w1 + W2 θ̇2 (eq. 28);
+    # W θ̇_q u = W (Σ ∂²θ u u) (eq. 30–33); A ṗ_q u (eq. 35)
+    w10, w11, w12_ = W[0, 0] * thd[0], W[1, 0] * thd[0], W[2, 0] * thd[0]
+    v0, v1, v2 = w10 + W[0, 1] * thd[1], w11 + W[1, 1] * thd[1], w12_ + W[2, 1] * thd[1]
+    c0 = (w11 * W[2, 1] - w12_ * W[1, 1]) * thd[1] + (v1 * W[2, 2] - v2 * W[1, 2]) * thd[2]
+    c1 = (w12_ * W[0, 1] - w10 * W[2, 1]) * thd[1] + (v2 * W[0, 2] - v0 * W[2, 2]) * thd[2]
+    c2 = (w10 * W[1, 1] - w11 * W[0, 1]) * thd[1] + (v0 * W[1, 2] - v1 * W[0, 2]) * thd[2]
+    hdu[0] = c0
+    hdu[1] = c1
+    hdu[2] = c2
+    for a in range(3):
+        hdu[a] += W[a, 0] * th_uu[0] + W[a, 1] * th_uu[1] + W[a, 2] * th_uu[2]
+        hdu[3 + a] = prm[9 + a] * p_uu[0] + prm[12 + a] * p_uu[1] + prm[15 + a] * p_uu[2]
+
+
+@njit
+def _axis_rot_into(x, y, z, angle, R):
+    """R <- rotation by ``angle`` about the unit axis (x, y, z) (Rodrigues), in place."""
+    c = np.cos(angle)
+    s = np.sin(angle)
+    t = 1.0 - c
+    R[0, 0] = t * x * x + c
+    R[0, 1] = t * x * y - s * z
+    R[0, 2] = t * x * z + s * y
+    R[1, 0] = t * x * y + s * z
+    R[1, 1] = t * y * y + c
+    R[1, 2] = t * y * z - s * x
+    R[2, 0] = t * x * z - s * y
+    R[2, 1] = t * y * z + s * x
+    R[2, 2] = t * z * z + c
 
 
 @njit

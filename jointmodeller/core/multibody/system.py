@@ -180,6 +180,9 @@ class MultibodySystem:
         for con in self.constraints:
             if hasattr(con, "bind"):
                 con.bind(self)
+        from .coupled import pack_couplers
+
+        self._couplers = pack_couplers(self)  # compiled path when all constraints are couplers
 
     # ---- coordinates -------------------------------------------------------------------------
     def default_state(self) -> State:
@@ -334,6 +337,13 @@ class MultibodySystem:
         if not self.constraints:
             udot0 = self.unconstrained_udot(state, tau, f_ext)
             return (udot0, np.zeros(0)) if return_multipliers else udot0
+        if self._couplers is not None and not self.forces and not return_multipliers:
+            from .coupled import coupled_udot_p
+
+            cb, (cft, cfa, cfo, cfd) = self._couplers
+            t = np.zeros(self.nu) if tau is None else np.asarray(tau, float)
+            f = np.zeros((self.n_bodies, 6)) if f_ext is None else np.asarray(f_ext, float)
+            return coupled_udot_p(self._ib, self._fb, cb, cft, cfa, cfo, cfd, state.q, state.u, t, f)
         kin = self.kinematics(state.q, state.u)
         udot0 = self.unconstrained_udot(state, tau, f_ext, kin if self.forces else None)
         from .constraints import constraint_rows

@@ -49,26 +49,29 @@ def kin_pass(tr, q, u):
     accelerations, R_GB (nb, 3, 3), p_GB (nb, 3) body-frame poses.
     """
     nb = tr.parent.shape[0]
-    Xup = np.zeros((nb, 6, 6))
-    S = np.zeros((nb, 6, 6))
-    v = np.zeros((nb, 6))
-    c = np.zeros((nb, 6))
-    R_GB = np.zeros((nb, 3, 3))
-    p_GB = np.zeros((nb, 3))
-    R_FM = np.zeros((3, 3))
-    p_FM = np.zeros(3)
-    H = np.zeros((6, 6))
-    hdu = np.zeros(6)
-    T1 = np.zeros((3, 3))
-    Q = np.zeros((3, 3))
-    R_PB = np.zeros((3, 3))
-    p_MB = np.zeros(3)
-    tmp = np.zeros(3)
-    p_PB = np.zeros(3)
-    vJ = np.zeros(6)
-    cJ = np.zeros(6)
-    w = np.zeros(3)
-    pd = np.zeros(3)
+    out = np.zeros(nb * (36 + 36 + 6 + 6 + 9 + 3))
+    Xup = out[0 : 36 * nb].reshape((nb, 6, 6))
+    S = out[36 * nb : 72 * nb].reshape((nb, 6, 6))
+    v = out[72 * nb : 78 * nb].reshape((nb, 6))
+    c = out[78 * nb : 84 * nb].reshape((nb, 6))
+    R_GB = out[84 * nb : 93 * nb].reshape((nb, 3, 3))
+    p_GB = out[93 * nb : 96 * nb].reshape((nb, 3))
+    # one scratch allocation, carved into views (numba allocations dominate small trees)
+    buf = np.zeros(9 + 3 + 36 + 6 + 9 + 9 + 9 + 3 + 3 + 3 + 6 + 6 + 3 + 3)
+    R_FM = buf[0:9].reshape((3, 3))
+    p_FM = buf[9:12]
+    H = buf[12:48].reshape((6, 6))
+    hdu = buf[48:54]
+    T1 = buf[54:63].reshape((3, 3))
+    Q = buf[63:72].reshape((3, 3))
+    R_PB = buf[72:81].reshape((3, 3))
+    p_MB = buf[81:84]
+    tmp = buf[84:87]
+    p_PB = buf[87:90]
+    vJ = buf[90:96]
+    cJ = buf[96:102]
+    w = buf[102:105]
+    pd = buf[105:108]
     for i in range(nb):
         qo = tr.qoff[i]
         uo = tr.uoff[i]
