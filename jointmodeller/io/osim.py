@@ -637,8 +637,11 @@ class _Reader:
             slack = doc.float(el, "slack_length")
             eps_t = doc.float(el, "transition_strain", 0.06)
             damp = doc.float(el, "damping_coefficient", 0.003)
+            if damp:
+                rep.approx(name, tag, "damping F = c·(strain rate) imported as a dashpot c/slack_length "
+                                      "[N·s/m] acting in both directions (OpenSim: only while lengthening)")
             return SpringType(name, kx=(k,), law="blankevoort", transition_strain=eps_t, slack_length_m=slack,
-                              cx=k * damp / slack if slack > 0 else 0.0)
+                              cx=damp / slack if slack > 0 else 0.0)
         if tag == "PathSpring":
             k = doc.float(el, "stiffness")
             rest = doc.float(el, "resting_length")
