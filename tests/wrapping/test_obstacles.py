@@ -27,12 +27,12 @@ def blob():
 
 def test_point_triangle_matches_brute_force():
     rng = np.random.default_rng(1)
-    a, b, c = rng.normal(size=(3, 500, 3))
-    p = rng.normal(size=(500, 3)) * 2
+    a, b, c = rng.normal(size=(3, 200, 3))
+    p = rng.normal(size=(200, 3)) * 2
     q, bary = closest_point_on_triangles(p, a, b, c)
     assert np.allclose(bary.sum(1), 1.0) and (bary >= -1e-12).all()
     # brute force: dense barycentric grid on each triangle
-    s = np.linspace(0, 1, 201)
+    s = np.linspace(0, 1, 121)
     S, T = np.meshgrid(s, s)
     keep = S + T <= 1
     S, T = S[keep], T[keep]
@@ -40,7 +40,8 @@ def test_point_triangle_matches_brute_force():
     brute = np.sqrt(((grid - p[:, None]) ** 2).sum(-1)).min(1)
     mine = np.linalg.norm(p - q, axis=1)
     assert (mine <= brute + 1e-12).all()
-    assert np.allclose(mine, brute, atol=5e-3 * np.linalg.norm(b - a, axis=1).max())
+    edge = max(np.linalg.norm(b - a, axis=1).max(), np.linalg.norm(c - a, axis=1).max())
+    assert np.allclose(mine, brute, atol=1e-2 * edge)
 
 
 @pytest.mark.parametrize("use_numba", [True, False])

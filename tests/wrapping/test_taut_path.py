@@ -156,3 +156,18 @@ def test_resample_polyline_is_even_and_keeps_ends():
     out = resample_polyline(pts, 6)
     seg = np.linalg.norm(np.diff(out, axis=0), axis=1)
     assert np.allclose(seg, 0.5) and np.allclose(out[0], pts[0]) and np.allclose(out[-1], pts[-1])
+
+
+def test_plain_numpy_kernels_give_the_same_path(sphere_41k, monkeypatch):
+    """The numba kernels have a numpy fallback; both must produce the same taut path."""
+    from jointmodeller.core.geometry.wrapping import _kernels
+
+    _, ob = sphere_41k
+    R = RADIUS
+    a = np.array([R, 0.0, 0.0])
+    b = np.array([-0.5 * R, 0.8 * R, np.sqrt(1 - 0.25 - 0.64) * R])
+    lengths = []
+    for use in (True, False):
+        monkeypatch.setattr(_kernels, "USE_NUMBA", use)
+        lengths.append(TautPathSolver([ob]).solve(a, b, 0, 0, Pose.identity(1), warm=False).length)
+    assert lengths[0] == pytest.approx(lengths[1], rel=1e-9)
