@@ -37,23 +37,37 @@ def _is_rotational(project: Project, coordinate: str) -> bool:
     return True
 
 
+def list_coordinates(project: Project) -> list[tuple[str, str]]:
+    """(coordinate name, unit "deg" or "m") of every mobilizer coordinate, in mass order (for the
+    study's coordinate chooser)."""
+    out = []
+    for m in project.masses:
+        if m.joint is not None and m.joint.type != "free":
+            out += [(c, "deg" if _is_rotational(project, c) else "m") for c in m.joint.coordinates]
+    return out
+
+
 def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop: float = 130.0,
                      step: float = 5.0, attachments: Sequence[str] | None = None,
-                     wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None) -> RunRecord:
+                     wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
+                     fixed: dict[str, float] | None = None) -> RunRecord:
     """Sweep ``coordinate`` from start to stop (inclusive) in ``step`` — degrees for a rotation,
     metres for a translation — and return a RunRecord with series coordinate (n,), length_m,
-    moment_arm_m, moment_arm_excursion_m, wrapped (n, m), labelled by attachment name."""
+    moment_arm_m, moment_arm_excursion_m, wrapped (n, m), labelled by attachment name.
+    fixed: other coordinates' values (same units) instead of their defaults."""
     rotational = _is_rotational(project, coordinate)
     unit = "deg" if rotational else "m"
     params = {"coordinate": coordinate, "start": start, "stop": stop, "step": step, "unit": unit,
-              "attachments": list(attachments) if attachments is not None else None}
+              "attachments": list(attachments) if attachments is not None else None,
+              "fixed": dict(fixed or {})}
+    q_fixed = {name: (np.radians(v) if _is_rotational(project, name) else v) for name, v in (fixed or {}).items()}
     if step <= 0 or stop < start:
         return RunRecord(STUDY, params, "failed", "the range needs step > 0 and stop ≥ start")
     values = np.arange(start, stop + 0.5 * step, step)
     try:
         model = build_multibody(project)
         res = muscle_paths(project, coordinate, np.radians(values) if rotational else values,
-                           attachments, wrap_ranges, model=model)
+                           attachments, wrap_ranges, q_fixed, model=model)
     except (KeyError, ValueError) as exc:
         return RunRecord(STUDY, params, "failed", str(exc).strip("'\""))
     names = list(res.names)

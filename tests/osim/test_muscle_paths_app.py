@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.muscle_paths import (
+    list_coordinates,
     muscle_paths_command,
     muscle_paths_run,
     plot_muscle_paths,
@@ -66,3 +67,16 @@ def test_command_stores_the_run(arm26, tmp_path):
     with ProjectStore(path) as store:
         back = store.load_run(run.id)
     assert back.series["moment_arm_m"].shape == (4, 6)
+
+
+def test_coordinates_and_fixed_pose(arm26):
+    project, report = arm26
+    assert list_coordinates(project) == [("r_shoulder_elev", "deg"), ("r_elbow_flex", "deg")]
+    low = muscle_paths_run(project, "r_elbow_flex", 0, 90, 45, wrap_ranges=wrap_ranges(report))
+    high = muscle_paths_run(project, "r_elbow_flex", 0, 90, 45, wrap_ranges=wrap_ranges(report),
+                            fixed={"r_shoulder_elev": 60.0})
+    assert high.parameters["fixed"] == {"r_shoulder_elev": 60.0}
+    j = high.labels["length_m"].index("BRA")  # one-joint muscle: the shoulder does not matter
+    assert high.series["length_m"][:, j] == pytest.approx(low.series["length_m"][:, j], abs=1e-12)
+    k = high.labels["length_m"].index("BIClong")  # two-joint muscle: it does
+    assert np.abs(high.series["length_m"][:, k] - low.series["length_m"][:, k]).min() > 1e-3
