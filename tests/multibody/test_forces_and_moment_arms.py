@@ -29,7 +29,11 @@ class _SpringToGround:
 
 
 def test_body_kinematics_adapter_is_consistent():
-    system = random_chain(3, seed=2, types=("pin", "ball_quaternion", "custom"))
+    base = random_chain(3, seed=2, types=("pin", "ball_quaternion", "custom"))
+    for b in base.bodies:  # force elements see each body on its principal axes
+        _, vec = np.linalg.eigh(b.inertia_B)
+        b.R_BK = vec * np.sign(np.linalg.det(vec))
+    system = MultibodySystem(base.bodies)
     st = system.default_state()
     st.q = system.normalize(st.q + 0.3)
     st.u[:] = np.linspace(-1, 1, system.nu)
@@ -38,7 +42,7 @@ def test_body_kinematics_adapter_is_consistent():
     p1 = system.body_kinematics(system.kinematics(system.normalize(st.q + h * system.qdot(st.q, st.u)))).p_G
     p0 = system.body_kinematics(system.kinematics(system.normalize(st.q - h * system.qdot(st.q, st.u)))).p_G
     np.testing.assert_allclose(bk.v_G, (p1 - p0) / (2 * h), atol=1e-7)
-    for i, b in enumerate(system.bodies):  # R_GB of the adapter = principal axes: inertia diagonal
+    for i, b in enumerate(system.bodies):  # the adapter's R_GB = principal axes: inertia diagonal
         I_G = system.kinematics(st.q).R_GB[i] @ b.inertia_B @ system.kinematics(st.q).R_GB[i].T
         I_P = bk.R_GB[i].T @ I_G @ bk.R_GB[i]
         assert np.allclose(I_P, np.diag(np.diag(I_P)), atol=1e-12)
@@ -128,3 +132,13 @@ def test_run_with_force_element_dissipates_spring_plus_gravity_energy():
     assert e[-1] < e[0] - 1e-3
     with pytest.raises(ValueError):
         simulate_compiled(system, st, 0.1)
+
+
+def test_adapter_defaults_to_the_body_frame_at_the_com():
+    system = random_chain(2, seed=1)
+    st = system.default_state()
+    st.q[:] = [0.4, -0.3]
+    kin = system.kinematics(st.q, st.u)
+    bk = system.body_kinematics(kin)
+    np.testing.assert_allclose(bk.R_GB, kin.R_GB, atol=1e-15)
+    np.testing.assert_allclose(bk.p_G, kin.p_GB + np.einsum("nij,nj->ni", kin.R_GB, system.com_B), atol=1e-15)

@@ -50,13 +50,19 @@ class MobilizerSpec:
 
 @dataclass
 class BodySpec:
-    """A mobilized body: mass [kg], centre of mass in B (3,), inertia about the COM in B (3, 3)."""
+    """A mobilized body: mass [kg], centre of mass in B (3,), inertia about the COM in B (3, 3).
+
+    R_BK: orientation (3, 3) in B of the frame K that force elements use for this body
+    (core.mechanics BodyKinematics: origin at the COM, usually the principal axes). Identity when
+    B already is that frame; pass the mass row's principal axes when B is, e.g., the mesh frame.
+    """
 
     name: str
     mass: float
     com_B: np.ndarray
     inertia_B: np.ndarray
     mobilizer: MobilizerSpec
+    R_BK: np.ndarray | None = None
 
 
 def _frame(T) -> tuple[np.ndarray, np.ndarray]:
@@ -167,16 +173,16 @@ class MultibodySystem:
         self.forces = list(forces)
         self.n_bodies = len(self.bodies)
         self.codes_have_quaternions = any(c in (mob.BALL_QUAT, mob.FREE) for c in self.codes)
-        # per body: COM position in B and principal-axes rotation R_BC (for BodyKinematics)
+        # per body: COM position in B and the force-element frame's rotation R_BK (BodyKinematics)
         self.com_B = np.array([np.asarray(b.com_B, float) for b in self.bodies]).reshape(-1, 3)
         self.mass = np.array([float(b.mass) for b in self.bodies])
-        R_BC = []
+        R_BK = []
         for b in self.bodies:
-            _, vec = np.linalg.eigh(np.asarray(b.inertia_B, float))
-            if np.linalg.det(vec) < 0:
-                vec[:, 2] *= -1
-            R_BC.append(vec)
-        self.R_BC = np.array(R_BC).reshape(-1, 3, 3)
+            R = np.eye(3) if b.R_BK is None else np.asarray(b.R_BK, float)
+            if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+                raise ValueError(f"body {b.name!r}: R_BK is not a rotation")
+            R_BK.append(R)
+        self.R_BK = np.array(R_BK).reshape(-1, 3, 3)
         for con in self.constraints:
             if hasattr(con, "bind"):
                 con.bind(self)
@@ -285,7 +291,7 @@ class MultibodySystem:
         arm = np.einsum("nij,nj->ni", kin.R_GB, self.com_B)
         return BodyKinematics(
             p_G=kin.p_GB + arm,
-            R_GB=np.einsum("nij,njk->nik", kin.R_GB, self.R_BC),
+            R_GB=np.einsum("nij,njk->nik", kin.R_GB, self.R_BK),
             v_G=kin.vo_G + np.cross(kin.w_G, arm),
             w_G=kin.w_G.copy(),
         )
