@@ -171,3 +171,11 @@ def test_plain_numpy_kernels_give_the_same_path(sphere_41k, monkeypatch):
         monkeypatch.setattr(_kernels, "USE_NUMBA", use)
         lengths.append(TautPathSolver([ob]).solve(a, b, 0, 0, Pose.identity(1), warm=False).length)
     assert lengths[0] == pytest.approx(lengths[1], rel=1e-9)
+
+
+def test_coincident_ends_give_an_empty_path(sphere_41k):
+    _, ob = sphere_41k
+    p = np.array([0.05, 0.0, 0.0])
+    for path in (TautPathSolver([ob]).solve(p, p, 1, 2, Pose.identity(3)),
+                 mjm_path(p, p, 1, 2, [ob], Pose.identity(3))):
+        assert path.length == 0.0 and not np.any(path.load_dir_G)

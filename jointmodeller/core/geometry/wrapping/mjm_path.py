@@ -195,6 +195,8 @@ def mjm_path(
     """
     a_G = np.asarray(a_G, float)
     b_G = np.asarray(b_G, float)
+    if float(np.linalg.norm(b_G - a_G)) == 0.0:  # coincident ends: nothing to wrap
+        return make_path(np.vstack([a_G, b_G]), np.array([body_a, body_b]), f"mjm-{method}", per_vertex_loads=False)
     frame = cylindrical_frame(a_G, b_G)
     u, v, w, L = frame
     R_s = L if search_radius is None else float(search_radius)

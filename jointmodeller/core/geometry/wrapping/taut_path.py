@@ -302,9 +302,17 @@ class TautPathSolver:
         a_G = np.asarray(a_G, float)
         b_G = np.asarray(b_G, float)
         N = opt.n_segments
-        scale = max(float(np.linalg.norm(b_G - a_G)), 1e-12)
+        if float(np.linalg.norm(b_G - a_G)) == 0.0:  # coincident ends: a path of zero length
+            x = a_G + np.zeros((N + 1, 1))
+            labels = np.full(N + 1, FREE, np.int64)
+            labels[0], labels[-1] = body_a, body_b
+            self.reset()
+            return make_path(x, labels, "taut", per_vertex_loads=True, info={"cold": True, "n_contacts": 0})
+        scale = float(np.linalg.norm(b_G - a_G))
         if warm and self._contact_ob is not None and len(self._contact_ob) == N - 1:
             x, active = self._warm_guess(pose, a_G, b_G)
+            if not active.any():  # free last time: the straight line is the free solution
+                x = a_G + np.linspace(0.0, 1.0, N + 1)[:, None] * (b_G - a_G)
             cold = False
         else:
             x = sector_hull_guess(a_G, b_G, self.obstacles, pose, N)
