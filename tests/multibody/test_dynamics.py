@@ -132,3 +132,15 @@ def test_reaction_force_satisfies_newton_for_a_single_body():
     pM = kin.p_GB[0] + kin.R_GB[0] @ system.tree.p_BM[0]
     J_M = Jv[0] + np.cross(Jw[0].T, pM - kin.p_GB[0]).T
     np.testing.assert_allclose(moment_M[0] @ Jw[0] + force_G[0] @ J_M, 0, atol=1e-10)
+
+
+def test_bad_specs_are_rejected_with_the_body_named():
+    from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
+
+    good = dict(mass=1.0, com_B=np.zeros(3), inertia_B=np.eye(3) * 0.1)
+    with pytest.raises(ValueError, match="thigh"):
+        MultibodySystem([BodySpec("thigh", mobilizer=MobilizerSpec("hinge"), **good)])
+    with pytest.raises(ValueError, match="shank"):
+        MultibodySystem([BodySpec("shank", mobilizer=MobilizerSpec("pin", parent=0), **good)])
+    with pytest.raises(ValueError, match="foot"):
+        MultibodySystem([BodySpec("foot", 1.0, np.zeros(3), -np.eye(3), MobilizerSpec("pin"))])

@@ -98,6 +98,11 @@ def build_tree(bodies: Sequence[BodySpec], gravity_G) -> tuple[Tree, list[int], 
         if not (-1 <= m.parent < i):
             raise ValueError(f"body {b.name!r}: parent {m.parent} must be -1 or an earlier body")
         jt = mob.TYPE_CODES[m.type]
+        if not (np.isfinite(b.mass) and b.mass > 0):
+            raise ValueError(f"body {b.name!r}: mass must be positive")
+        I = np.asarray(b.inertia_B, float)
+        if I.shape != (3, 3) or not np.allclose(I, I.T, atol=1e-12) or np.any(np.linalg.eigvalsh(I) < 0):
+            raise ValueError(f"body {b.name!r}: inertia must be a symmetric positive semi-definite 3x3")
         parent[i], jtype[i], rev[i] = m.parent, jt, int(bool(m.reversed))
         R_PF[i], p_PF[i] = _frame(m.X_PF)
         R_BM[i], p_BM[i] = _frame(m.X_BM)
@@ -215,6 +220,16 @@ class MultibodySystem:
         if self.codes[body] == mob.FREE:
             q[s.start + 4 : s.start + 7] = p
         state.q = q
+
+    def set_free_velocity(self, state: State, body: int, w_F: np.ndarray, v_F=None) -> None:
+        """Set a free/ball_quaternion mobilizer's speeds: angular velocity of M in F and (free)
+        the velocity of the M origin, both in F components."""
+        s = self.u_slice(body)
+        u = state.u.copy()
+        u[s.start : s.start + 3] = w_F
+        if self.codes[body] == mob.FREE and v_F is not None:
+            u[s.start + 3 : s.start + 6] = v_F
+        state.u = u
 
     def qdot(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         qd = np.zeros(self.nq)
