@@ -49,13 +49,16 @@ def test_plain_python_fallback_gives_the_compiled_results():
         import numpy as np, sys
         from jointmodeller.core.multibody._jit import NUMBA_ENABLED
         assert not NUMBA_ENABLED
-        from jointmodeller.core.multibody.examples import random_chain, knee_custom
+        from jointmodeller.core.multibody.examples import (
+            random_chain, knee_custom, knee_planar_coupled, knee_planar_state)
         from jointmodeller.core.multibody.integrate import simulate_compiled
         s = random_chain(5, seed=9, types=("pin", "custom", "ellipsoid", "ball_quaternion", "screw"))
         st = s.default_state(); st.q = s.normalize(st.q + 0.3); st.u[:] = 0.5
         k = knee_custom(); sk = k.default_state(); sk.q[:] = -1.0
         tr = simulate_compiled(k, sk, 0.2, 1e-6)
-        np.save(sys.stdout.buffer, np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(), tr.q[-1]]))
+        p = knee_planar_coupled(); tp = simulate_compiled(p, knee_planar_state(p, -1.0), 0.2, 1e-6)
+        np.save(sys.stdout.buffer, np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(),
+                                                   tr.q[-1], tp.q[-1]]))
         """
     )
     env = dict(os.environ, JOINTMODELLER_NUMBA="0")
@@ -74,7 +77,11 @@ def test_plain_python_fallback_gives_the_compiled_results():
     sk = k.default_state()
     sk.q[:] = -1.0
     tr = simulate_compiled(k, sk, 0.2, 1e-6)
-    ref = np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(), tr.q[-1]])
+    from jointmodeller.core.multibody.examples import knee_planar_coupled, knee_planar_state
+
+    p = knee_planar_coupled()
+    tp = simulate_compiled(p, knee_planar_state(p, -1.0), 0.2, 1e-6)
+    ref = np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(), tr.q[-1], tp.q[-1]])
     np.testing.assert_allclose(fallback, ref, atol=1e-10)
 
 

@@ -3,7 +3,7 @@
 Systems whose constraints are all ``CoordinateCoupler``s (the knee of seed 000 §4 built as planar
 + couplers) run forward dynamics and integration fully compiled, so the mobilizer-vs-constraint
 comparison measures the formulation, not Python overhead. The coupler table is packed as
-cb (m, 14) int64: [dep_q, dep_u, n_ind, ind_q (6), ind_u (6)... trimmed] and its functions as a
+cb (m, 16) int64 rows [dep_q, dep_u, n_ind, function, ind_q (6), ind_u (6)], its functions as a
 separate flat function table (cft, cfa, cfo, cfd).
 """
 
