@@ -5,12 +5,16 @@
 - :class:`WrapPath` — what both return: polyline, length, effective attachments, loads per unit tension.
 """
 
+from jointmodeller.core.geometry.wrapping.edge_path import edge_path
+from jointmodeller.core.geometry.wrapping.mjm_path import mjm_path
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, closest_over_obstacles
 from jointmodeller.core.geometry.wrapping.path import FREE, PathSegment, WrapPath
 from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver
 
 __all__ = [
     "FREE",
+    "edge_path",
+    "mjm_path",
     "MeshObstacle",
     "PathSegment",
     "Pose",

@@ -5,9 +5,22 @@ one of least *energy* Σ|x_{i+1} - x_i|² is the shortest path with evenly space
 Schwarz: E >= L²/N, with equality at constant spacing). Each iteration solves that quadratic
 problem with the vertices in contact held on their tangent planes (one banded linear solve, the
 KKT system of an active-set method), then retracts contact vertices onto the surface by a closest-
-point query. A contact whose multiplier turns negative (the string would lift off) is released.
-Warm starts reuse the previous contacts, carried along with their bodies, so a path evolves
-smoothly and usually converges in one or two iterations.
+point query. A contact whose multiplier turns negative (the string would lift off) is peeled off.
+Once the contact set holds still, the tangent rows carry the surface curvature (from the
+interpolated vertex normals), making the step a Newton step on the surface.
+
+Two phases: the smooth phase uses interpolated vertex normals (a smooth bone); the facet polish
+then uses the flat faces themselves, so the result is the exact optimum on the polyhedron and the
+force method agrees with -dl/dq. On coarse meshes with sharp edges the polish may not settle; it is
+then dropped. Safeguards against the cycles that sharp edges and ridges cause: Newton steps much
+longer than the previous step fall back to Gauss–Newton, stalls are damped for a few iterations,
+and late release/re-contact cycles are held in contact.
+
+Cold starts begin from the upper hull of MJM-like sectors (the sector with the shortest detour),
+with the vertices that lie on a bone already in contact, so the first solve cannot pull the
+string through a bone. Warm starts reuse the previous contacts, carried along with their bodies:
+the path keeps its way round the bones (its homotopy class) as they move, and usually converges
+in two to five iterations.
 """
 
 from __future__ import annotations
