@@ -8,7 +8,9 @@ the motion of A relative to B (a twist V + ω × p), find the first pair of vert
 - a pair is on a collision path when the fly-past distance |l_ij × e_i| < tol, with
   tol = ρ·sqrt(area / number of points) of the target surface (ρ defaults to 5, eq. 56);
 - the smallest l_ij·e_i (eq. 57) gives the colliding pair and its distance; distance / approach
-  speed gives the time to collision;
+  speed gives the time to collision (with rotation the points move at different speeds, so the
+  pair with the earliest time l_ij·e_i / |V + ω × p_i| is taken; for a translation that is the
+  smallest distance, exactly as in the paper);
 - with rotation each point has its own direction e_i = unit(V + ω × p_i) (eq. 58); when the
   predicted rotation |ω|·T exceeds 10°, A is moved by half of the predicted motion and the search
   runs again (§4.2).
@@ -195,15 +197,17 @@ def search_pair(
     """One straight-line search at one pose: (d, i, j, point_i_B, e_i, speed_i); d = inf if none."""
     pa, ea, ia, speed = candidate_rays(moving, R_BA, p_BA, motion, use_numba)
     if method == "grid":
-        d, i, j = search_grid(pa, ea, ia, target.grid, tol, d_min, use_numba=use_numba)
+        _, i, j = search_grid(pa, ea, speed, ia, target.grid, tol, d_min, use_numba=use_numba)
     elif method == "exhaustive":
-        d, i, j = search_exhaustive(pa, ea, ia, target.vertices_B, target.normals_B,
+        _, i, j = search_exhaustive(pa, ea, speed, ia, target.vertices_B, target.normals_B,
                                     np.arange(target.n_points), tol, d_min)
     else:
         raise ValueError(f"unknown collision search method {method!r}; use 'grid' or 'exhaustive'")
     if i < 0:
         return math.inf, -1, -1, np.full(3, np.nan), np.full(3, np.nan), np.nan
     r = int(np.flatnonzero(ia == i)[0])
+    l0, l1, l2 = (float(target.vertices_B[j, k] - pa[r, k]) for k in range(3))
+    d = l0 * float(ea[r, 0]) + l1 * float(ea[r, 1]) + l2 * float(ea[r, 2])
     return d, i, j, pa[r], ea[r], float(speed[r])
 
 

@@ -1,8 +1,9 @@
 """Uniform point grid and the compiled "first point hit within tol of a ray" kernel.
 
-The predictive collision search (seed 004 §3.4) asks, over rays p_i + t e_i of the moving body and
-points x_j of the target body, for the smallest t = (x_j - p_i)·e_i with |(x_j - p_i) × e_i| < tol,
-t >= d_min and n_j·e_i < 0. The target's points are binned once per mesh into a uniform grid (in
+The predictive collision search (seed 004 §3.4) asks, over rays p_i + t e_i of the moving body
+(speeds s_i) and points x_j of the target body, for the earliest time d / s_i, d = (x_j - p_i)·e_i,
+with |(x_j - p_i) × e_i| < tol, d >= d_min and n_j·e_i < 0 (for a translation all speeds are equal
+and this is the smallest distance). The target's points are binned once per mesh into a uniform grid (in
 the target's own body frame, so the grid never moves); a query walks each ray in chunks of one cell
 length, visiting only the cells of the chunk's box inflated by tol, and stops at the best distance
 found so far. Passes over all rays widen the window geometrically (iterative deepening), so the work
@@ -160,15 +161,15 @@ def _candidates_kernel(v, n, number, R, p, V, w, out_p, out_e, out_i, out_s):  #
     return k
 
 
-def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell, dims,
+def _ray_kernel(pa, ea, sa, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell, dims,
                 tol, d_min, w0, w1, best):  # pragma: no cover - compiled by numba (also run plain)
-    """Walk every ray over t in [max(w0, d_min), w1]; update best = [d, i, j] in place.
+    """Walk every ray over times [w0, w1]; update best = [time, i, j] in place.
 
-    pa (n, 3) ray origins, ea (n, 3) unit directions, ia (n,) their vertex numbers; gp, gn, gi the
-    grid's sorted points, normals and vertex numbers; lower (n_cells,) and sphere (n_cells, 4) the
-    grid's distance bounds and cell balls.
-    A pair counts when n_j·e < 0, |l × e|² < tol², d = l·e >= d_min, and (d, i, j) is
-    lexicographically below best.
+    pa (n, 3) ray origins, ea (n, 3) unit directions, sa (n,) speeds, ia (n,) vertex numbers; gp,
+    gn, gi the grid's sorted points, normals and vertex numbers; lower (n_cells,) and sphere
+    (n_cells, 4) the grid's distance bounds and cell balls. A pair counts when n_j·e < 0,
+    |l × e|² < tol², d = l·e >= d_min, and (d / speed, i, j) is lexicographically below best.
+    Ray r is walked over distances [max(w0 s_r, d_min), min(w1, best) s_r].
     """
     tol2 = tol * tol
     pad = tol + BOX_SLACK * (tol + cell) + 1e-12
@@ -186,8 +187,9 @@ def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell,
         e1 = ea[r, 1]
         e2 = ea[r, 2]
         iref = ia[r]
-        t_lo = max(w0, d_min)
-        t_hi = min(w1, best[0])
+        s_r = sa[r]
+        t_lo = max(w0 * s_r, d_min)
+        t_hi = min(w1, best[0]) * s_r * (1 + BOX_SLACK)
         if t_hi < t_lo:
             continue
         # skip the ray when its origin is farther from every grid point than any pair could be
@@ -240,7 +242,7 @@ def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell,
             continue
         ta = t_lo
         while ta <= t_hi:
-            if ta > best[0]:
+            if ta > best[0] * s_r * (1 + BOX_SLACK):
                 break
             tb = min(ta + cell, t_hi)
             # skip the chunk when its middle is farther than half its length + tol from every point
@@ -288,7 +290,7 @@ def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell,
                         s2 = sphere[c, 2] - p2
                         rad = sphere[c, 3] * (1 + BOX_SLACK) + 1e-15
                         sd = s0 * e0 + s1 * e1 + s2 * e2
-                        if sd - rad > best[0] or sd + rad < d_min:
+                        if sd - rad > best[0] * s_r * (1 + BOX_SLACK) or sd + rad < d_min:
                             continue
                         q0 = s1 * e2 - s2 * e1
                         q1 = s2 * e0 - s0 * e2
@@ -304,7 +306,10 @@ def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell,
                             l1 = gp[k, 1] - p1
                             l2 = gp[k, 2] - p2
                             d = l0 * e0 + l1 * e1 + l2 * e2
-                            if d < d_min or d > best[0]:
+                            if d < d_min:
+                                continue
+                            tt = d / s_r
+                            if tt > best[0]:
                                 continue
                             q0 = l1 * e2 - l2 * e1
                             q1 = l2 * e0 - l0 * e2
@@ -313,8 +318,8 @@ def _ray_kernel(pa, ea, ia, gp, gn, gi, cell_start, lower, sphere, origin, cell,
                             if not h2 < tol2:
                                 continue
                             jref = gi[k]
-                            if d < best[0] or (d == best[0] and (iref < best[1] or (iref == best[1] and jref < best[2]))):
-                                best[0] = d
+                            if tt < best[0] or (tt == best[0] and (iref < best[1] or (iref == best[1] and jref < best[2]))):
+                                best[0] = tt
                                 best[1] = iref
                                 best[2] = jref
             if tb >= t_hi:
@@ -369,17 +374,20 @@ def moving_candidates(
 def search_grid(
     pa: np.ndarray,
     ea: np.ndarray,
+    sa: np.ndarray,
     ia: np.ndarray,
     grid: PointGrid,
     tol: float,
     d_min: float = 0.0,
     use_numba: bool | None = None,
 ) -> tuple[float, int, int]:
-    """Smallest (d, i, j) over rays (pa, ea) numbered ia against the grid's points; (inf, -1, -1) if none.
+    """Earliest (time, i, j) over rays (pa, ea, speeds sa) numbered ia against the grid's points.
 
-    pa, ea (n, 3) in the grid's frame, ea unit. Iterative deepening: the first pass walks each ray
-    for one cell length past d_min, each further pass doubles the window, until a pair is found
-    inside the window or the window covers the whole grid.
+    pa, ea (n, 3) in the grid's frame, ea unit, sa (n,) > 0; time = l·e / speed. Returns
+    (inf, -1, -1) when no pair qualifies. A strided subset of about SUBSAMPLE_RAYS rays is walked
+    first over its whole length; the best pair it finds bounds the answer, and one pass over all
+    rays, each walked only up to that bound, finishes. Without a bound, iterative deepening: passes
+    over all rays with time windows that double until a pair is found inside the window.
     """
     kernel = ray_kernel(use_numba)
     best = np.array([np.inf, np.iinfo(np.int64).max, np.iinfo(np.int64).max], dtype=np.float64)
@@ -388,28 +396,30 @@ def search_grid(
         return np.inf, -1, -1
     pa = np.ascontiguousarray(pa, dtype=np.float64)
     ea = np.ascontiguousarray(ea, dtype=np.float64)
+    sa = np.ascontiguousarray(sa, dtype=np.float64)
     ia = np.ascontiguousarray(ia, dtype=np.int64)
-    # the farthest any ray can travel and still be within tol of a grid point
+    # the farthest any ray can travel and still be within tol of a grid point, as a time
     hi = grid.origin + grid.dims * grid.cell
     centre = 0.5 * (grid.origin + hi)
     reach = float(np.sqrt(((pa - centre) ** 2).sum(axis=1)).max() + 0.5 * np.linalg.norm(hi - grid.origin)) + 2 * tol
+    reach_time = reach / float(sa.min())
     args = (grid.points, grid.normals, grid.index, grid.cell_start, grid.lower_bound, grid.sphere, grid.origin,
             grid.cell, grid.dims, float(tol), float(d_min))
     # a sparse subset of rays walked all the way gives an upper bound (an actual pair) cheaply ...
     stride = max(1, n // SUBSAMPLE_RAYS)
     if stride > 1:
-        kernel(pa[::stride], ea[::stride], ia[::stride], *args, float(d_min), reach, best)
+        kernel(pa[::stride], ea[::stride], sa[::stride], ia[::stride], *args, -np.inf, reach_time, best)
     if np.isfinite(best[0]):
         # ... so one pass over all rays, each walked only up to that bound, finishes the search
-        kernel(pa, ea, ia, *args, float(d_min), float(best[0]), best)
+        kernel(pa, ea, sa, ia, *args, -np.inf, float(best[0]), best)
     else:
         # no bound: widen the window geometrically (iterative deepening)
-        w0 = float(d_min)
-        step = grid.cell
-        w1 = max(w0, 0.0) + step
+        w0 = -np.inf
+        step = grid.cell / float(sa.max())
+        w1 = max(float(d_min), 0.0) / float(sa.max()) + step
         while True:
-            kernel(pa, ea, ia, *args, w0, w1, best)
-            if best[0] <= w1 or w1 >= reach:
+            kernel(pa, ea, sa, ia, *args, w0, w1, best)
+            if best[0] <= w1 or w1 >= reach_time:
                 break
             w0 = w1
             step *= 2.0
