@@ -388,7 +388,8 @@ class MultibodySystem:
     def reaction_forces(self, state: State, udot=None, tau=None):
         """Spatial force each mobilizer applies to its child, as (moment_G about the M origin,
         force_G) arrays (nb, 3) each. ``udot`` defaults to the forward-dynamics result; generalized
-        forces along the mobilities (tau, constraint forces) are part of the transmitted load."""
+        forces along the mobilities (tau) are part of the transmitted load. With constraints, the
+        constraint forces are attributed to the mobilizers (exact for unconstrained trees)."""
         kin = self.kinematics(state.q, state.u)
         if udot is None:
             udot = self.forward_dynamics(state, tau)
