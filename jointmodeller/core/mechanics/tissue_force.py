@@ -24,8 +24,10 @@ from jointmodeller.core.mechanics.tissues import (
     PathProvider,
     TissueGeometry,
     TissueSet,
+    BLANKEVOORT,
     WrappedPath,
     axial_tension,
+    blankevoort_force,
     polynomial_energy,
     polynomial_force,
     straight_tissue_geometry,
@@ -113,6 +115,12 @@ def evaluate_tissues(
         for idx, g in geos:
             x = g.length - ts.rest_length[idx]
             T = axial_tension(x, g.length_rate, ts.coeffs[idx, 0], ts.damping[idx, 0], ts.tension_only[idx])
+            bl = ts.law[idx] == BLANKEVOORT
+            if bl.any():  # Blankevoort ligaments: always tension-only
+                f = blankevoort_force(x[bl], ts.rest_length[idx][bl], ts.coeffs[idx[bl], 0, 0],
+                                      ts.transition_strain[idx[bl]])
+                T_bl = f + ts.damping[idx[bl], 0] * g.length_rate[bl]
+                T[bl] = np.where(x[bl] > 0, np.maximum(T_bl, 0.0), 0.0)
             length[idx], rate[idx], elong[idx], tension[idx] = g.length, g.length_rate, x, T
             force_S[idx, 0] = T
             bodies += [ts.body_a[idx], ts.body_b[idx]]
@@ -158,6 +166,12 @@ def tissue_energy(kin: BodyKinematics, ts: TissueSet, provider: PathProvider | N
     x = loads.elongation
     e_ax = polynomial_energy(x, ts.coeffs[:, 0])
     e_ax = np.where(ts.tension_only & (x <= 0), 0.0, e_ax)
+    if (ts.law == BLANKEVOORT).any():  # integrate the Blankevoort law numerically (rare, small)
+        s = np.linspace(0.0, 1.0, 65)[None, :]
+        f = blankevoort_force((x[:, None] * s).ravel(), np.repeat(ts.rest_length, 65), np.repeat(ts.coeffs[:, 0, 0], 65),
+                              np.repeat(ts.transition_strain, 65)).reshape(-1, 65)
+        e_bl = np.trapezoid(f, x[:, None] * s, axis=1)
+        e_ax = np.where(ts.law == BLANKEVOORT, e_bl, e_ax)
     e_bu = polynomial_energy(loads.deflection_S, ts.coeffs).sum(axis=1)
     return float(np.sum(np.where(axial, e_ax, e_bu)))
 
@@ -310,7 +324,8 @@ class TissueForces:
         self.tissues = tissues
         self.provider = provider
         self.use_numba = HAVE_NUMBA if use_numba is None else (bool(use_numba) and numba is not None)
-        self._straight = ~tissues.wrapped | (tissues.model == BUSHING)
+        # the compiled kernel handles straight polynomial tissues; the rest use the numpy path
+        self._straight = (~tissues.wrapped | (tissues.model == BUSHING)) & (tissues.law != BLANKEVOORT)
         m = tissues.count
         self._buf = {
             "len": np.zeros(m), "rate": np.zeros(m), "elong": np.zeros(m), "tension": np.zeros(m),
@@ -339,32 +354,47 @@ class TissueForces:
         )
         if not self._straight.all():
             sub = np.flatnonzero(~self._straight)
-            loads = evaluate_tissues(t, kin, _subset(ts, sub), _ReindexedProvider(self.provider, sub))
+            prov = _ReindexedProvider(self.provider, sub) if self.provider is not None else None
+            loads = evaluate_tissues(t, kin, _subset(ts, sub), prov)
             apply_point_forces(kin, loads.body, loads.point_G, loads.force_G, force_G, torque_G)
 
     def energy(self, t: float, kin: BodyKinematics) -> float:
         """Elastic energy stored in the tissues [J]."""
         return tissue_energy(kin, self.tissues, self.provider, t)
 
-    def _tangents(self, t: float, kin: BodyKinematics, length_scale: float = 0.1):
+    def _tangents(self, t: float, kin: BodyKinematics, damping: bool, length_scale: float = 0.1):
         from jointmodeller.core.mechanics.linearization import finite_difference_stiffness, tissue_tangents
 
         straight = np.flatnonzero(self._straight)
         K, C = tissue_tangents(kin, self.tissues, straight)
-        if straight.size < self.tissues.count:  # wrapped paths: differentiate numerically
+        if straight.size < self.tissues.count:  # wrapped paths, Blankevoort: differentiate numerically
             sub = np.flatnonzero(~self._straight)
-            part = TissueForces(_subset(self.tissues, sub), _ReindexedProvider(self.provider, sub), use_numba=False)
-            K += finite_difference_stiffness([part], t, kin, length_scale)
-            C += finite_difference_stiffness([part], t, kin, length_scale, velocity=True)
+            prov = _ReindexedProvider(self.provider, sub) if self.provider is not None else None
+            part = TissueForces(_subset(self.tissues, sub), prov, use_numba=False)
+            moving = _moving_dofs(kin.n_bodies, self.tissues, sub)
+            if damping:
+                C += finite_difference_stiffness([part], t, kin, length_scale, velocity=True, dofs=moving)
+            else:
+                K += finite_difference_stiffness([part], t, kin, length_scale, dofs=moving)
         return K, C
 
     def tangent_stiffness(self, t: float, kin: BodyKinematics) -> np.ndarray:
         """K = -∂(force, moment)/∂(δp_G, δθ_G) (6n, 6n), exact at rest (see linearization)."""
-        return self._tangents(t, kin)[0]
+        return self._tangents(t, kin, damping=False)[0]
 
     def tangent_damping(self, t: float, kin: BodyKinematics) -> np.ndarray:
         """C = -∂(force, moment)/∂(v_G, w_G) (6n, 6n)."""
-        return self._tangents(t, kin)[1]
+        return self._tangents(t, kin, damping=True)[1]
+
+
+def _moving_dofs(n: int, ts: TissueSet, rows: np.ndarray) -> np.ndarray:
+    """DOFs (6 per body) of the bodies the tissues ``rows`` touch (wrapping over a third bone is
+    covered because every body that carries an obstacle is then listed by the path provider as an
+    end or an extra body; to stay safe all bodies are differentiated when there are three or more)."""
+    if n >= 3:
+        return np.arange(6 * n)
+    bodies = np.unique(np.r_[ts.body_a[rows], ts.body_b[rows]])
+    return (6 * bodies[:, None] + np.arange(6)).ravel()
 
 
 def _subset(ts: TissueSet, idx: np.ndarray) -> TissueSet:

@@ -28,6 +28,9 @@ from jointmodeller.core.mechanics.forces import BodyKinematics
 AXIAL = 0
 BUSHING = 1
 
+POLYNOMIAL = 0
+BLANKEVOORT = 1
+
 
 # ---------------------------------------------------------------- polynomial laws (Steps 3–4)
 
@@ -72,6 +75,20 @@ def polynomial_energy(deflection: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
         power = power * ax
         out = out + k[..., i] * power / (i + 2)
     return out
+
+
+def blankevoort_force(
+    elongation: np.ndarray, rest_length: np.ndarray, stiffness: np.ndarray, transition_strain: np.ndarray
+) -> np.ndarray:
+    """Blankevoort (1991) ligament force (m,) [N]: zero when slack, quadratic toe
+    ``k ε²/(4 ε_l)`` up to ``2 ε_l``, then linear ``k (ε - ε_l)``; ε = x / L0, k in N per unit strain."""
+    L0 = np.asarray(rest_length, float)
+    eps = np.asarray(elongation, float) / np.where(L0 > 0, L0, 1.0)
+    k = np.asarray(stiffness, float)
+    el = np.maximum(np.asarray(transition_strain, float), 1e-12)
+    toe = k * eps * eps / (4.0 * el)
+    lin = k * (eps - el)
+    return np.where(eps <= 0.0, 0.0, np.where(eps <= 2.0 * el, toe, lin))
 
 
 def axial_tension(
@@ -179,6 +196,9 @@ class TissueSet:
     rest_S (m, 3)                    rest vector from A end to B end in S (bushing) [m]
     wrapped (m,) bool                geometry from the path provider instead of a straight line
     names                            one label per element
+    law (m,) int                     POLYNOMIAL, or BLANKEVOORT (axial; k = coeffs[:, 0, 0] per
+                                     unit strain, toe up to 2·transition_strain)
+    transition_strain (m,)           Blankevoort ε_l
     """
 
     body_a: np.ndarray
@@ -194,6 +214,15 @@ class TissueSet:
     rest_S: np.ndarray
     wrapped: np.ndarray
     names: list[str]
+    law: np.ndarray | None = None
+    transition_strain: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        m = int(np.asarray(self.body_a).shape[0])
+        if self.law is None:
+            self.law = np.zeros(m, np.int64)
+        if self.transition_strain is None:
+            self.transition_strain = np.full(m, 0.06)
 
     @property
     def count(self) -> int:
@@ -218,6 +247,8 @@ def make_tissue_set(
     rest_S=None,
     wrapped=None,
     names=None,
+    law=None,
+    transition_strain=None,
 ) -> TissueSet:
     """Build a :class:`TissueSet` from array-likes, filling defaults (axial, not wrapped, ...).
 
@@ -255,4 +286,6 @@ def make_tissue_set(
         rest_S=np.zeros((m, 3)) if rest_S is None else np.asarray(rest_S, float).reshape(m, 3),
         wrapped=np.zeros(m, bool) if wrapped is None else np.asarray(wrapped, bool).reshape(m),
         names=[f"tissue {i + 1}" for i in range(m)] if names is None else list(names),
+        law=None if law is None else np.asarray(law, np.int64).reshape(m),
+        transition_strain=None if transition_strain is None else np.asarray(transition_strain, float).reshape(m),
     )

@@ -144,7 +144,7 @@ def solve_equilibrium(
         while not done(g) and it < budget:
             it += 1
             kin = system.kinematics(y)
-            K = stiffness_and_damping(system, kin, t_load)[0][np.ix_(dofs, dofs)]
+            K = stiffness_and_damping(system, kin, t_load, damping=False)[0][np.ix_(dofs, dofs)]
             rhs = g.ravel()
             scale = np.maximum(np.abs(np.diag(K)), floor * 1e6)
             step = None

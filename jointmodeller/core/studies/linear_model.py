@@ -49,8 +49,13 @@ def mass_matrix(system: MechanicalSystem, kin: BodyKinematics) -> np.ndarray:
     return M
 
 
-def stiffness_and_damping(system: MechanicalSystem, kin: BodyKinematics, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """K and C (6n, 6n) of all force elements: analytic where an element offers it, else numerical."""
+def stiffness_and_damping(
+    system: MechanicalSystem, kin: BodyKinematics, t: float = 0.0, damping: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """K and C (6n, 6n) of all force elements: analytic where an element offers it, else numerical.
+
+    ``damping=False`` skips C (returned as zeros): statics needs only K.
+    """
     n = system.n_bodies
     K = np.zeros((6 * n, 6 * n))
     C = np.zeros((6 * n, 6 * n))
@@ -58,12 +63,18 @@ def stiffness_and_damping(system: MechanicalSystem, kin: BodyKinematics, t: floa
     for el in system.force_elements():
         if hasattr(el, "tangent_stiffness"):
             K += el.tangent_stiffness(t, kin)
-            C += el.tangent_damping(t, kin) if hasattr(el, "tangent_damping") else 0.0
+            if damping and hasattr(el, "tangent_damping"):
+                C += el.tangent_damping(t, kin)
+        elif hasattr(el, "stiffness_matrix") and hasattr(el, "a") and hasattr(el, "b"):
+            # pairwise elements (contact) give a 12×12 tangent over [q_a, q_b]
+            idx = np.r_[body_dofs(el.a), body_dofs(el.b)]
+            K[np.ix_(idx, idx)] += el.stiffness_matrix(kin)
         else:
             numeric.append(el)
     if numeric:
         K += finite_difference_stiffness(numeric, t, kin, system.length_scale)
-        C += finite_difference_stiffness(numeric, t, kin, system.length_scale, velocity=True)
+        if damping:
+            C += finite_difference_stiffness(numeric, t, kin, system.length_scale, velocity=True)
     return K, C
 
 

@@ -1,0 +1,238 @@
+"""Build the MJM mechanical system (core arrays) from a project's specs.
+
+Frames: each mass's mesh frame L is turned into its body frame B (centre of mass, principal axes):
+``r_B = R_BL (r_L - com_L)``; its initial pose comes from ``position_G`` (the centre of mass) and
+``euler_deg`` in ``euler_sequence`` (orientation of L in G), so ``R_GB = R_GL R_BLᵀ``. The name
+``"ground"`` (specs.GROUND) is a fixed body at the origin whose L frame is G.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jointmodeller.core.mechanics.loads import PointLoads
+from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_quat
+from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
+from jointmodeller.core.mechanics.tissues import AXIAL, BLANKEVOORT, BUSHING, POLYNOMIAL, make_tissue_set
+from jointmodeller.model.errors import Problem, ValidationError
+from jointmodeller.model.specs import GROUND, Project
+
+
+@dataclass
+class BuiltMechanics:
+    """What :func:`build_mechanical_system` returns: the system, its initial state, and the maps
+    back to the project (row names per body / tissue / load). Unpacks as ``system, state = built``."""
+
+    system: MechanicalSystem
+    state: State
+    body_names: list[str]
+    tissue_names: list[str]
+    tissue_springs: list[str]
+    euler_sequences: list[str]
+    contacts: list = field(default_factory=list)
+
+    def __iter__(self):
+        return iter((self.system, self.state))
+
+
+def principal_axes(inertia_L) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments (3,) ascending and R_BL (3, 3), right-handed, of an inertia tensor in L."""
+    w, V = np.linalg.eigh(0.5 * (np.asarray(inertia_L, float) + np.asarray(inertia_L, float).T))
+    if np.linalg.det(V) < 0:
+        V[:, 2] *= -1
+    return w, V.T
+
+
+def _profile(force) -> tuple[np.ndarray, np.ndarray]:
+    p = force.profile
+    if p.kind == "ramp" and p.ramp_time_s > 0:
+        return np.array([0.0, p.ramp_time_s]), np.array([0.0, 1.0])
+    if p.kind == "table" and len(p.table_time_s) > 0:
+        return np.asarray(p.table_time_s, float), np.asarray(p.table_scale, float)
+    return np.array([0.0]), np.array([1.0])
+
+
+def _pad(rows: list[np.ndarray]) -> np.ndarray:
+    """Pad 1-D arrays to a common length by repeating each one's last value."""
+    width = max([len(r) for r in rows] + [1])
+    return np.array([np.r_[r, np.full(width - len(r), r[-1] if len(r) else 0.0)] for r in rows]).reshape(len(rows), width)
+
+
+def build_mechanical_system(
+    project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None
+) -> BuiltMechanics:
+    """The MJM system and initial state of ``project``.
+
+    contact: add the project's contact pairs (core.mechanics.contact.ContactPair); wrapping: tissues
+    marked ``wraps`` follow paths over the bone meshes (else straight lines). Raises
+    ValidationError naming the row when a reference cannot be resolved.
+    """
+    problems: list[Problem] = []
+    masses = list(project.masses)
+    names = [m.name for m in masses]
+    uses_ground = any(GROUND in (a.body_a, a.body_b) for a in project.attachments) or any(
+        f.body == GROUND for f in project.forces) or any(GROUND in (c.body_a, c.body_b) for c in project.contacts)
+    if not masses and not uses_ground:
+        raise ValidationError(Problem("masses", None, None, "the project has no masses"))
+
+    mass_kg, inertia, fixed, R_BL, com_L, p0, R_GB, seqs = [], [], [], [], [], [], [], []
+    for m in masses:
+        w, R = principal_axes(m.inertia_L)
+        if not (m.mass_kg > 0 and np.all(w > 0)):
+            problems.append(Problem("masses", m.name, "inertia_L", "mass and principal inertias must be positive"))
+            w = np.maximum(w, 1e-12)
+        R_GL = euler_to_matrix(np.radians(np.asarray(m.euler_deg, float))[None], m.euler_sequence)[0]
+        mass_kg.append(m.mass_kg)
+        inertia.append(w)
+        fixed.append(m.fixed)
+        R_BL.append(R)
+        com_L.append(m.com_L)
+        p0.append(m.position_G)
+        R_GB.append(R_GL @ R.T)
+        seqs.append(m.euler_sequence)
+    if uses_ground and GROUND not in names:
+        names.append(GROUND)
+        mass_kg.append(1.0)
+        inertia.append(np.ones(3))
+        fixed.append(True)
+        R_BL.append(np.eye(3))
+        com_L.append((0.0, 0.0, 0.0))
+        p0.append((0.0, 0.0, 0.0))
+        R_GB.append(np.eye(3))
+        seqs.append("xyz")
+    bodies = Bodies.make(mass_kg, np.array(inertia), fixed, names, np.array(R_BL), np.array(com_L, float))
+    p0 = np.asarray(p0, float)
+    R_GB = np.asarray(R_GB, float)
+    index = {n: i for i, n in enumerate(names)}
+
+    def body_of(section: str, row: str, fieldname: str, name: str) -> int:
+        if name not in index:
+            problems.append(Problem(section, row, fieldname, f"no mass named {name!r}"))
+            return 0
+        return index[name]
+
+    # ---- tissues
+    springs = {s.name: s for s in project.springs}
+    rows = []
+    for a in project.attachments:
+        s = springs.get(a.spring)
+        if s is None:
+            problems.append(Problem("attachments", a.name, "spring", f"no spring type named {a.spring!r}"))
+            continue
+        ia = body_of("attachments", a.name, "body_a", a.body_a)
+        ib = body_of("attachments", a.name, "body_b", a.body_b)
+        if ia == ib:
+            problems.append(Problem("attachments", a.name, "body_b", "both ends are on the same mass"))
+        ra = bodies.points_B(np.array([ia]), np.array([a.point_a_L], float))[0]
+        rb = bodies.points_B(np.array([ib]), np.array([a.point_b_L], float))[0]
+        pa, pb = p0[ia] + R_GB[ia] @ ra, p0[ib] + R_GB[ib] @ rb
+        model = BUSHING if s.model == "bushing" else AXIAL
+        law = BLANKEVOORT if (s.law == "blankevoort" and model == AXIAL) else POLYNOMIAL
+        kx = tuple(s.kx) or (0.0,)
+        ky = tuple(s.ky) if model == BUSHING else ()
+        kz = tuple(s.kz) if model == BUSHING else ()
+        rest = a.initial_length_m if a.initial_length_m is not None else s.slack_length_m
+        R_AS = R_BL[ia] if model == BUSHING else np.eye(3)  # spring frame S = body A's mesh frame L
+        rest_S = (R_AS.T @ R_GB[ia].T @ (pb - pa)) if model == BUSHING else np.zeros(3)
+        rows.append(dict(a=ia, b=ib, ra=ra, rb=rb, k=(kx, ky or (0.0,), kz or (0.0,)), c=(s.cx, s.cy, s.cz),
+                         only=bool(s.tension_only) and model == AXIAL, rest=rest, straight=float(np.linalg.norm(pb - pa)),
+                         model=model, R_AS=R_AS, rest_S=rest_S, wrapped=bool(a.wraps) and wrapping and model == AXIAL,
+                         name=a.name, spring=s.name, law=law, eps_l=s.transition_strain))
+    deg = max([len(k) for r in rows for k in r["k"]] + [1])
+    m = len(rows)
+    coeffs = np.zeros((m, 3, deg))
+    for i, r in enumerate(rows):
+        for ax in range(3):
+            coeffs[i, ax, : len(r["k"][ax])] = r["k"][ax]
+    rest = np.array([r["rest"] if r["rest"] is not None else np.nan for r in rows], float)
+    tissues = make_tissue_set(
+        [r["a"] for r in rows], [r["b"] for r in rows], np.array([r["ra"] for r in rows]).reshape(m, 3),
+        np.array([r["rb"] for r in rows]).reshape(m, 3), coeffs, np.array([r["c"] for r in rows], float).reshape(m, 3),
+        tension_only=[r["only"] for r in rows], rest_length=np.nan_to_num(rest, nan=0.0),
+        model=[r["model"] for r in rows], R_AS=np.array([r["R_AS"] for r in rows]).reshape(m, 3, 3),
+        rest_S=np.array([r["rest_S"] for r in rows]).reshape(m, 3), wrapped=[r["wrapped"] for r in rows],
+        names=[r["name"] for r in rows], law=[r["law"] for r in rows],
+        transition_strain=[r["eps_l"] for r in rows],
+    )
+
+    # ---- loads
+    fb, fr, ff, ft, fs, fn = [], [], [], [], [], []
+    for f in project.forces:
+        i = body_of("forces", f.name, "body", f.body)
+        d = np.asarray(f.direction_G, float)
+        norm = float(np.linalg.norm(d))
+        if not norm > 0:
+            problems.append(Problem("forces", f.name, "direction_G", "direction must not be zero"))
+            norm = 1.0
+        fb.append(i)
+        fr.append(bodies.points_B(np.array([i]), np.array([f.point_L], float))[0])
+        ff.append(d / norm * f.magnitude_N)
+        t, s = _profile(f)
+        ft.append(t)
+        fs.append(s)
+        fn.append(f.name)
+    if problems:
+        raise ValidationError(problems)
+    k = len(fb)
+    loads = PointLoads(np.asarray(fb, np.int64), np.asarray(fr, float).reshape(k, 3), np.asarray(ff, float).reshape(k, 3),
+                       _pad(ft) if k else np.zeros((0, 1)), _pad(fs) if k else np.ones((0, 1)), fn)
+
+    # ---- geometry-dependent parts: length scale, wrapping provider, contact
+    extent = [float(np.ptp(p0, axis=0).max())] if len(p0) > 1 else []
+    for mm in masses:
+        if mm.mesh is not None:
+            extent.append(float(np.ptp(mm.mesh.vertices_L, axis=0).max()))
+    length_scale = max([e for e in extent if e > 0] + [0.01]) if extent else 0.1
+
+    def mesh_B(i: int, mesh) -> np.ndarray:
+        return bodies.points_B(np.full(len(mesh.vertices_L), i), mesh.vertices_L)
+
+    provider = None
+    if tissues.wrapped.any():
+        from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle
+        from jointmodeller.core.mechanics.wrapped_tissue import WrappingPathProvider
+
+        obstacles = [MeshObstacle(mesh_B(i, mm.mesh), mm.mesh.faces, i, mm.name)
+                     for i, mm in enumerate(masses) if mm.mesh is not None]
+        if obstacles:
+            provider = WrappingPathProvider(tissues, obstacles)
+        else:
+            tissues.wrapped[:] = False
+
+    extra = []
+    if contact and project.contacts:
+        from jointmodeller.core.mechanics.contact import ContactPair as CorePair
+        from jointmodeller.core.mechanics.contact_laws import StribeckFriction
+
+        for c in project.contacts:
+            ia, ib = index.get(c.body_a), index.get(c.body_b)
+            ma = masses[ia] if ia is not None and ia < len(masses) else None
+            mb = masses[ib] if ib is not None and ib < len(masses) else None
+            sa = (ma.cartilage or ma.mesh) if ma else None
+            sb = (mb.cartilage or mb.mesh) if mb else None
+            if sa is None or sb is None:
+                raise ValidationError(Problem("contacts", c.name, None, "both masses need a mesh or a cartilage surface"))
+            friction = None
+            if c.friction_static or c.friction_dynamic or c.friction_viscous:
+                friction = StribeckFriction(c.friction_static, c.friction_dynamic, c.friction_viscous,
+                                            c.transition_speed_m_s)
+            extra.append(CorePair(
+                ia, ib, mesh_B(ia, sa), sa.faces, mesh_B(ib, sb), sb.faces, c.cartilage_thickness_m,
+                youngs_modulus=c.youngs_modulus_Pa, poisson=c.poisson_ratio,
+                method="mjm" if c.method == "mjm_springs" else "foundation", rho=c.rho,
+                lateral_ratio=c.lateral_stiffness_ratio, max_penetration_fraction=c.max_penetration_fraction,
+                dissipation=c.hunt_crossley_s_m, friction=friction,
+            ))
+
+    system = MechanicalSystem(bodies, tissues, loads, gravity_G=np.asarray(project.info.gravity_G, float),
+                              extra_elements=extra, path_provider=provider, length_scale=length_scale,
+                              use_numba=use_numba)
+    state = State.at_rest(system, p0, matrix_to_quat(R_GB))
+    # rest lengths left open: the length at the initial pose (wrapped: along the path)
+    open_rest = np.isnan(rest) & (tissues.model == AXIAL)
+    if open_rest.any():
+        lengths = system.tissue_forces.evaluate(0.0, state.get_kinematics()).length
+        tissues.rest_length[open_rest] = lengths[open_rest]
+    return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)

@@ -1,0 +1,161 @@
+"""Use cases: run the equilibrium and dynamics studies on a project and return a RunRecord.
+
+The CLI and the GUI call these; they build the MJM system (app.build), run the core study and turn
+the states into named series (poses of every body, each tissue's length, strain and force).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
+from jointmodeller.core.mechanics.rotations import matrix_to_euler, quat_to_matrix
+from jointmodeller.core.mechanics.system import MechanicalSystem
+from jointmodeller.core.studies.dynamics import METHODS, simulate
+from jointmodeller.core.studies.equilibrium import solve_equilibrium
+from jointmodeller.core.studies.linear_model import assemble_linear_model, natural_modes
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Project
+
+Progress = Callable[[float], None]
+
+
+def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tuple[dict, dict]:
+    """Series and labels of sampled states ys (k, 13n) at times (k,).
+
+    body_p_G (k, n, 3) centre of mass; body_q_GB (k, n, 4); body_R_GB (k, n, 3, 3);
+    mesh_R_GL (k, n, 3, 3) and mesh_origin_G (k, n, 3): where to draw each mesh (vertex_G =
+    mesh_origin_G + mesh_R_GL v_L); body_euler_deg (k, n, 3): orientation of L in G in each mass's
+    Euler sequence; body_v_G, body_w_G (k, n, 3); tissue_length_m, tissue_strain, tissue_force_N
+    (k, m) (strain = (L - L0)/L0 for axial tissues, |deflection| / rest length for bushings, NaN
+    where L0 = 0); kinetic_energy_J (k,); contact_force_G (k, c, 3) per contact pair.
+    """
+    system: MechanicalSystem = built.system
+    n = system.n_bodies
+    k = len(times)
+    p = ys[:, : 3 * n].reshape(k, n, 3)
+    q = ys[:, 3 * n: 7 * n].reshape(k, n, 4)
+    v = ys[:, 7 * n: 10 * n].reshape(k, n, 3)
+    w_B = ys[:, 10 * n:].reshape(k, n, 3)
+    R_GB = quat_to_matrix(q)
+    R_GL = R_GB @ system.bodies.R_BL[None]
+    origin = p - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
+    euler = np.stack([np.degrees(matrix_to_euler(R_GL[:, i], built.euler_sequences[i])) for i in range(n)], axis=1)
+    m = system.tissues.count
+    length = np.zeros((k, m))
+    force = np.zeros((k, m))
+    elong = np.zeros((k, m))
+    n_contacts = len(built.contacts)
+    contact_G = np.zeros((k, n_contacts, 3))
+    ke = np.zeros(k)
+    for j in range(k):  # a loop over report samples, after the run
+        kin = system.kinematics(ys[j])
+        loads = system.tissue_forces.evaluate(float(times[j]), kin)
+        length[j], force[j], elong[j] = loads.length, loads.tension, loads.elongation
+        ke[j] = system.kinetic_energy(ys[j])
+        for c, pair in enumerate(built.contacts):
+            if hasattr(pair, "evaluate"):
+                contact_G[j, c] = pair.evaluate(float(times[j]), kin).total_force_G
+    ts = system.tissues
+    ref = np.where(ts.model == 0, ts.rest_length, np.linalg.norm(ts.rest_S, axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        strain = np.where(ref > 0, elong / np.where(ref > 0, ref, 1.0), np.nan)
+    series = {
+        "time": np.asarray(times, float),
+        "body_p_G": p,
+        "body_q_GB": q,
+        "body_R_GB": R_GB,
+        "mesh_R_GL": R_GL,
+        "mesh_origin_G": origin,
+        "body_euler_deg": euler,
+        "body_v_G": v,
+        "body_w_G": np.einsum("knij,knj->kni", R_GB, w_B),
+        "tissue_length_m": length,
+        "tissue_strain": strain,
+        "tissue_force_N": force,
+        "kinetic_energy_J": ke,
+    }
+    labels = {key: list(built.body_names) for key in
+              ("body_p_G", "body_q_GB", "body_R_GB", "mesh_R_GL", "mesh_origin_G", "body_euler_deg", "body_v_G", "body_w_G")}
+    for key in ("tissue_length_m", "tissue_strain", "tissue_force_N"):
+        labels[key] = list(built.tissue_names)
+    if n_contacts:
+        series["contact_force_G"] = contact_G
+        labels["contact_force_G"] = [getattr(c, "name", f"contact {i + 1}") for i, c in enumerate(built.contacts)]
+    return series, labels
+
+
+def run_equilibrium(project: Project, *, progress: Progress | None = None, cancel=None, **options) -> RunRecord:
+    """Static equilibrium of the project under its loads (at the end of their profiles).
+
+    options: contact (bool), wrapping (bool), t (load time), force_tol [N], moment_tol [N·m],
+    max_iterations, fallback (bool). Summary: residuals, iterations, method and the natural
+    frequencies of the linear model at the equilibrium.
+    """
+    build_opts = {k: options.pop(k) for k in ("contact", "wrapping") if k in options}
+    solve_opts = {k: options[k] for k in ("t", "force_tol", "moment_tol", "max_iterations", "fallback") if k in options}
+    params = {"study": "equilibrium", **build_opts, **solve_opts}
+    started = time.perf_counter()
+    built = build_mechanical_system(project, **build_opts)
+    result = solve_equilibrium(built.system, built.state, progress=progress, cancel=cancel, **solve_opts)
+    series, labels = state_series(built, np.array([result.state.get_time()]), result.state.get_y()[None])
+    summary = {
+        "residual_force_N": result.residual_force_N,
+        "residual_moment_Nm": result.residual_moment_Nm,
+        "converged": bool(result.converged),
+        "iterations": int(result.iterations),
+        "method": result.method,
+        "wall_time_s": time.perf_counter() - started,
+    }
+    try:
+        modes = natural_modes(assemble_linear_model(built.system, result.state))
+        summary["natural_frequencies_hz"] = [float(f) for f in modes.frequency_hz]
+        summary["stable"] = bool(np.all(modes.omega > 0))
+    except (np.linalg.LinAlgError, ValueError):
+        pass
+    status = "completed" if result.converged else ("stopped" if "stopped" in result.message else "failed")
+    return RunRecord(study="equilibrium", parameters=params, status=status, message=result.message,
+                     series=series, labels=labels, summary=summary)
+
+
+def run_dynamics(
+    project: Project,
+    *,
+    t_end: float = 1.0,
+    report_dt: float = 0.01,
+    digits: float = 6.0,
+    method: str = "DOP853",
+    progress: Progress | None = None,
+    cancel=None,
+    contact: bool = True,
+    wrapping: bool = True,
+) -> RunRecord:
+    """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
+
+    digits: accuracy α = 10^-digits; method: DOP853, RK45, Radau, BDF or LSODA (implicit for stiff
+    contact). A diverged run comes back with status "failed", its message, and every sample up to
+    the failure.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+    params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
+              "method": method, "contact": contact, "wrapping": wrapping}
+    started = time.perf_counter()
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+    traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
+                    progress=progress, cancel=cancel)
+    wall = time.perf_counter() - started
+    series, labels = state_series(built, traj.times, traj.y)
+    simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0
+    summary = {
+        "steps": traj.n_steps,
+        "force_evaluations": traj.n_rhs,
+        "simulated_s": simulated,
+        "wall_time_s": wall,
+        "realtime_factor": simulated / wall if wall > 0 else None,
+    }
+    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
+                     series=series, labels=labels, summary=summary)
