@@ -156,14 +156,14 @@ def run() -> list[Figure]:
     # timed inside a compiled loop, as Simbody's C++ timings are (no Python call overhead)
     sc2, sp2 = sc.copy(), knee_planar_state(planar, -1.0, 2.0)
     sc2.q[:], sc2.u[:] = -1.0, 2.0
-    n_loop = 2000
+    n_loop = 200  # short windows: fewer preemptions on a shared machine
     args_c = _fd_args(custom, sc2)
     args_p = _fd_args(planar, sp2)
     args_pin = _fd_args(pin_knee, spin)
     _loop_plain(*args_c, 1), _loop_coupled(*args_p, 1), _loop_plain(*args_pin, 1)
-    t_acc_c = time_call(lambda: _loop_plain(*args_c, n_loop), repeat=7) / n_loop
-    t_acc_p = time_call(lambda: _loop_coupled(*args_p, n_loop), repeat=7) / n_loop
-    t_acc_pin = time_call(lambda: _loop_plain(*args_pin, n_loop), repeat=7) / n_loop
+    t_acc_c = time_call(lambda: _loop_plain(*args_c, n_loop), repeat=25) / n_loop
+    t_acc_p = time_call(lambda: _loop_coupled(*args_p, n_loop), repeat=25) / n_loop
+    t_acc_pin = time_call(lambda: _loop_plain(*args_pin, n_loop), repeat=25) / n_loop
     t_call_c = time_call(lambda: custom.forward_dynamics(sc2), repeat=5, number=200)
     t_call_p = time_call(lambda: planar.forward_dynamics(sp2), repeat=5, number=200)
     figs.append(Figure(
