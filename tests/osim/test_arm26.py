@@ -163,3 +163,26 @@ def test_import_command_writes_project_and_report(arm26_path, tmp_path):
     assert back.mass("r_ulna_radius_hand").joint.type == "pin"
     assert len(back.attachments) == 6 and len(back.wrap_objects) == 4
     assert "Marker" in report.to_text()
+
+
+def test_shoulder_sweep_multi_wrap_matches_opensim_in_compatibility_mode(arm26, arm26_path):
+    """TRIlong wraps three objects when the shoulder is raised. OpenSim 4 caches each wrap point's
+    position in ground the first time it is asked for at a pose, so its later wrap passes measure
+    from stale wrap points; ``opensim_stale_wrap_points=True`` reproduces that."""
+    osim = pytest.importorskip("opensim")
+    project, report = arm26
+    angles = np.radians(np.arange(-60, 181, 20))
+    res = muscle_paths(project, "r_shoulder_elev", angles, wrap_ranges=wrap_ranges(report),
+                       q_fixed={"r_elbow_flex": np.radians(90)}, opensim_stale_wrap_points=True)
+    model = osim.Model(str(arm26_path))
+    state = model.initSystem()
+    shoulder = model.getCoordinateSet().get("r_shoulder_elev")
+    model.getCoordinateSet().get("r_elbow_flex").setValue(state, float(np.radians(90)))
+    for i, q in enumerate(angles):
+        shoulder.setValue(state, float(q))
+        model.realizePosition(state)
+        for j, name in enumerate(res.names):
+            path = model.getMuscles().get(name).getGeometryPath()
+            assert abs(res.length[i, j] - path.getLength(state)) < 0.1e-3, (name, np.degrees(q))
+            assert abs(res.moment_arm[i, j] - path.computeMomentArm(state, shoulder)) < 0.1e-3, (name, np.degrees(q))
+    assert res.wrapped[:, res.names.index("TRIlong")].any()

@@ -28,20 +28,21 @@ def arm26(shared_models):
 
 
 def free_body_view(model, q, u):
-    """BodyKinematics (COM principal frames, ground appended as a fixed body) of the mobilizer
-    model at (q, u), with the L -> B maps the MJM builder would use."""
+    """BodyKinematics of the mobilizer model at (q, u) in free-body form — B frames at the centres
+    of mass with the L axes (R_BL = I), ground appended as a fixed body — with the L -> B maps."""
     kin = model.system.kinematics(q, u)
-    bk = model.system.body_kinematics(kin)
-    n = model.system.n_bodies
-    p = np.vstack([bk.p_G, np.zeros(3)])
-    R = np.concatenate([bk.R_GB, np.eye(3)[None]])
-    v = np.vstack([bk.v_G, np.zeros(3)])
-    w = np.vstack([bk.w_G, np.zeros(3)])
-    R_BL = np.concatenate([np.transpose(model.system.R_BC, (0, 2, 1)), np.eye(3)[None]])
-    com_L = np.vstack([model.system.com_B, np.zeros(3)])
+    com_L = np.asarray(model.system.com_B, float)
+    n = len(com_L)
+    arm = np.einsum("nij,nj->ni", kin.R_GB, com_L)
+    p = np.vstack([kin.p_GB + arm, np.zeros(3)])
+    R = np.concatenate([kin.R_GB, np.eye(3)[None]])
+    v = np.vstack([kin.vo_G + np.cross(kin.w_G, arm), np.zeros(3)])
+    w = np.vstack([kin.w_G, np.zeros(3)])
+    R_BL = np.tile(np.eye(3), (n + 1, 1, 1))
+    com = np.vstack([com_L, np.zeros(3)])
     index = {name: (i if i >= 0 else n) for name, i in model.body.items()}
     index[GROUND] = n
-    return BodyKinematics(p, R, v, w), index, R_BL, com_L
+    return BodyKinematics(p, R, v, w), index, R_BL, com
 
 
 @pytest.mark.parametrize("deg", [0.0, 40.0, 95.0])

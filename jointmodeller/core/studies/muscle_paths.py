@@ -236,6 +236,7 @@ class _Pt:
     wrap: int = -1  # index of the path's wrap object for automatic wrap points
     arc: float = 0.0  # surface length from the previous wrap point (second wrap point only)
     surface_B: np.ndarray | None = None  # (k, 3) surface points from the previous wrap point, in B
+    slot: int = 0  # 1 or 2 for the first / second wrap point of a wrap object
 
 
 @dataclass
@@ -269,13 +270,14 @@ def _to_B(kin, body: int, x: np.ndarray) -> np.ndarray:
     return kin.R_GB[body].T @ (x - kin.p_GB[body])
 
 
-def _length(kin, pts: list[_Pt]) -> float:
+def _length(kin, pts: list[_Pt], where=None) -> float:
+    where = where or (lambda p: _to_G(kin, p.body, p.r_B))
     total = 0.0
     for a, b in zip(pts[:-1], pts[1:]):
         if a.wrap >= 0 and a.wrap == b.wrap:
             total += b.arc
         else:
-            total += float(np.linalg.norm(_to_G(kin, b.body, b.r_B) - _to_G(kin, a.body, a.r_B)))
+            total += float(np.linalg.norm(where(b) - where(a)))
     return total
 
 
@@ -291,11 +293,28 @@ def _wrap_segment(kin, w: PathWrap, a: _Pt, b: _Pt, single: bool) -> wa.WrapResu
     return wa.WrapResult(wa.NO_WRAP)  # tori: not wrapped (listed by the importer)
 
 
-def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=None) -> PathState:
+def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=None,
+              opensim_stale_wrap_points: bool = False) -> PathState:
     """The wrapped path at coordinates q, following OpenSim's GeometryPath rules.
 
-    kin: body poses (attributes p_GB (n, 3), R_GB (n, 3, 3)); computed from ``model`` when None."""
+    kin: body poses (attributes p_GB (n, 3), R_GB (n, 3, 3)); computed from ``model`` when None.
+    opensim_stale_wrap_points: reproduce OpenSim 4.x exactly for paths with several wrap objects:
+    there a wrap point's position in ground is cached the first time it is asked for at a pose, so
+    later passes of the wrap iteration measure straight stretches (and apply forces) from the wrap
+    points' first positions while using their latest surface lengths. Off (default), every pass
+    uses the current wrap points; single-wrap paths are the same either way.
+    """
     kin = kin if kin is not None else model.system.kinematics(q)
+    cache: dict[tuple[int, int], np.ndarray] = {}
+
+    def where(p: _Pt) -> np.ndarray:
+        if opensim_stale_wrap_points and p.wrap >= 0:
+            key = (p.wrap, p.slot)
+            if key not in cache:
+                cache[key] = _to_G(kin, p.body, p.r_B)
+            return cache[key]
+        return _to_G(kin, p.body, p.r_B)
+
     n_orig = len(path.body)
     active = np.ones(n_orig, bool)
     for k in range(n_orig):
@@ -319,7 +338,7 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
             fwd = next((k for k in range(ws, we + 1) if active[k]), None)
             rev = next((k for k in range(we, ws - 1, -1) if active[k]), None)
             if fwd is None or rev is None:
-                return PathState(pts, np.array([_to_G(kin, p.body, p.r_B) for p in pts]), _length(kin, pts))
+                return PathState(pts, np.array([where(p) for p in pts]), _length(kin, pts, where))
             start = next(j for j, p in enumerate(pts) if p is orig[fwd])
             end = next(j for j, p in enumerate(pts) if p is orig[rev])
             best, best_at, min_change = None, -1, np.inf
@@ -333,7 +352,7 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
                     best, best_at = res, j
                     break
                 if res.status == wa.WRAPPED:
-                    xa, xb = _to_G(kin, a.body, a.r_B), _to_G(kin, b.body, b.r_B)
+                    xa, xb = where(a), where(b)
                     r1 = _to_G(kin, w.body, w.R_BW @ res.r1 + w.p_BW)
                     r2 = _to_G(kin, w.body, w.R_BW @ res.r2 + w.p_BW)
                     change = (np.linalg.norm(r1 - xa) + res.length + np.linalg.norm(xb - r2)
@@ -341,24 +360,26 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
                     if change < min_change:
                         best, best_at, min_change = res, j, change
             if best is not None and len(best.points):
-                p1 = _Pt(w.body, w.R_BW @ best.r1 + w.p_BW, wid, 0.0)
+                p1 = _Pt(w.body, w.R_BW @ best.r1 + w.p_BW, wid, 0.0, slot=1)
                 p2 = _Pt(w.body, w.R_BW @ best.r2 + w.p_BW, wid, best.length,
-                         best.points @ w.R_BW.T + w.p_BW)
+                         best.points @ w.R_BW.T + w.p_BW, slot=2)
                 pts[best_at + 1:best_at + 1] = [p1, p2]
-        length = _length(kin, pts)
+        length = _length(kin, pts, where)
         if abs(length - last) < WRAP_CONVERGENCE_M:
             break
         last = length
         if kk == 0 and nw > 1 and results[0] == wa.NO_WRAP and results[1] == wa.INSIDE:
             order[0], order[1] = 1, 0
             pts = [p for p in pts if p.wrap != 0]
-    x_G = np.array([_to_G(kin, p.body, p.r_B) for p in pts])
-    return PathState(pts, x_G, _length(kin, pts))
+    x_G = np.array([where(p) for p in pts])
+    return PathState(pts, x_G, _length(kin, pts, where))
 
 
 def path_body_forces(model: MultibodyModel, state: PathState, kin) -> tuple[np.ndarray, np.ndarray]:
     """force_G, torque_G (nb, 3) about each centre of mass of unit tension along the path's
-    straight stretches (wrap arcs are internal to their obstacle's body)."""
+    straight stretches between different bodies (wrap arcs and stretches within one body are
+    internal). Directions come from the path's point positions (``state.x_G``), forces act at the
+    points' current body-fixed locations — as OpenSim's GeometryPath applies them."""
     system = model.system
     force_G = np.zeros((system.n_bodies, 3))
     torque_G = np.zeros((system.n_bodies, 3))
@@ -366,18 +387,18 @@ def path_body_forces(model: MultibodyModel, state: PathState, kin) -> tuple[np.n
     pts = state.points
     for k in range(len(pts) - 1):
         a, b = pts[k], pts[k + 1]
-        if a.wrap >= 0 and a.wrap == b.wrap:
+        if a.body == b.body:
             continue
-        xa, xb = state.x_G[k], state.x_G[k + 1]
-        e = xb - xa
+        e = state.x_G[k + 1] - state.x_G[k]
         n = np.linalg.norm(e)
         if n == 0:
             continue
-        e /= n
-        for body, x, f in ((a.body, xa, e), (b.body, xb, -e)):
-            if body >= 0:
-                force_G[body] += f
-                torque_G[body] += np.cross(x - com[body], f)
+        e = e / n
+        for p, f in ((a, e), (b, -e)):
+            if p.body >= 0:
+                x = _to_G(kin, p.body, p.r_B)
+                force_G[p.body] += f
+                torque_G[p.body] += np.cross(x - com[p.body], f)
     return force_G, torque_G
 
 
@@ -409,10 +430,11 @@ class MusclePathResult:
 def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
                  attachments: Sequence[str] | None = None,
                  wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
-                 q_fixed: dict[str, float] | None = None, model: MultibodyModel | None = None
-                 ) -> MusclePathResult:
+                 q_fixed: dict[str, float] | None = None, model: MultibodyModel | None = None,
+                 opensim_stale_wrap_points: bool = False) -> MusclePathResult:
     """Sweep ``coordinate`` over ``values`` (other coordinates at their defaults or ``q_fixed``)
-    and compute every selected attachment's path length and moment arm about it."""
+    and compute every selected attachment's path length and moment arm about it.
+    opensim_stale_wrap_points: see ``calc_path`` (bit-for-bit OpenSim 4.x on multi-wrap paths)."""
     model = model or build_multibody(project)
     if coordinate not in model.qindex:
         raise KeyError(f"no coordinate named {coordinate!r}; one of {sorted(model.qindex)}")
@@ -444,14 +466,14 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         kin_p = model.system.kinematics(q_at(x + EXCURSION_STEP))
         kin_m = model.system.kinematics(q_at(x - EXCURSION_STEP))
         for j, spec in enumerate(specs):
-            st = calc_path(model, spec, q, kin)
+            st = calc_path(model, spec, q, kin, opensim_stale_wrap_points)
             tau = generalized_forces(model, st, kin, q)
             ma = tau[ku] + sum(tau[dep] * _eval(fn, x, 1) for dep, fn in deps)
             L[i, j] = st.length
             R[i, j] = ma
             W[i, j] = any(p.wrap >= 0 for p in st.points)
-            lp = calc_path(model, spec, q_at(x + EXCURSION_STEP), kin_p).length
-            lm = calc_path(model, spec, q_at(x - EXCURSION_STEP), kin_m).length
+            lp = calc_path(model, spec, q_at(x + EXCURSION_STEP), kin_p, opensim_stale_wrap_points).length
+            lm = calc_path(model, spec, q_at(x - EXCURSION_STEP), kin_m, opensim_stale_wrap_points).length
             RE[i, j] = -(lp - lm) / (2 * EXCURSION_STEP)
     return MusclePathResult(coordinate, values, names, L, R, RE, W)
 
