@@ -50,16 +50,17 @@ def list_coordinates(project: Project) -> list[tuple[str, str]]:
 def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop: float = 130.0,
                      step: float = 5.0, attachments: Sequence[str] | None = None,
                      wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
-                     fixed: dict[str, float] | None = None) -> RunRecord:
+                     fixed: dict[str, float] | None = None, opensim_compatible: bool = False) -> RunRecord:
     """Sweep ``coordinate`` from start to stop (inclusive) in ``step`` — degrees for a rotation,
     metres for a translation — and return a RunRecord with series coordinate (n,), length_m,
     moment_arm_m, moment_arm_excursion_m, wrapped (n, m), labelled by attachment name.
-    fixed: other coordinates' values (same units) instead of their defaults."""
+    fixed: other coordinates' values (same units) instead of their defaults. opensim_compatible:
+    reproduce OpenSim 4's multi-wrap-object paths exactly (see core.studies.muscle_paths.calc_path)."""
     rotational = _is_rotational(project, coordinate)
     unit = "deg" if rotational else "m"
     params = {"coordinate": coordinate, "start": start, "stop": stop, "step": step, "unit": unit,
               "attachments": list(attachments) if attachments is not None else None,
-              "fixed": dict(fixed or {})}
+              "fixed": dict(fixed or {}), "opensim_compatible": bool(opensim_compatible)}
     q_fixed = {name: (np.radians(v) if _is_rotational(project, name) else v) for name, v in (fixed or {}).items()}
     if step <= 0 or stop < start:
         return RunRecord(STUDY, params, "failed", "the range needs step > 0 and stop ≥ start")
@@ -67,7 +68,8 @@ def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop
     try:
         model = build_multibody(project)
         res = muscle_paths(project, coordinate, np.radians(values) if rotational else values,
-                           attachments, wrap_ranges, q_fixed, model=model)
+                           attachments, wrap_ranges, q_fixed, model=model,
+                           opensim_stale_wrap_points=opensim_compatible)
     except (KeyError, ValueError) as exc:
         return RunRecord(STUDY, params, "failed", str(exc).strip("'\""))
     names = list(res.names)

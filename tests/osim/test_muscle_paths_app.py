@@ -74,7 +74,8 @@ def test_coordinates_and_fixed_pose(arm26):
     assert list_coordinates(project) == [("r_shoulder_elev", "deg"), ("r_elbow_flex", "deg")]
     low = muscle_paths_run(project, "r_elbow_flex", 0, 90, 45, wrap_ranges=wrap_ranges(report))
     high = muscle_paths_run(project, "r_elbow_flex", 0, 90, 45, wrap_ranges=wrap_ranges(report),
-                            fixed={"r_shoulder_elev": 60.0})
+                            fixed={"r_shoulder_elev": 60.0}, opensim_compatible=True)
+    assert high.parameters["opensim_compatible"] is True
     assert high.parameters["fixed"] == {"r_shoulder_elev": 60.0}
     j = high.labels["length_m"].index("BRA")  # one-joint muscle: the shoulder does not matter
     assert high.series["length_m"][:, j] == pytest.approx(low.series["length_m"][:, j], abs=1e-12)
