@@ -4,6 +4,7 @@ viewport, the study runner with a time slider, and plots. ``launch`` is what the
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import time
@@ -36,6 +37,7 @@ from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
 from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
 from jointmodeller.render.scene import CAMERA_PRESETS
+from jointmodeller.gui.live import study_function
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
 from jointmodeller.gui.runner import StudyRunner
@@ -74,17 +76,51 @@ def recovery_dir() -> Path:
     return Path(base) / "recovery"
 
 
-def available_studies() -> dict[str, object]:
-    """Study name -> the app function that runs it, for the studies whose code is present."""
-    found: dict[str, object] = {}
-    for study, module, func in (("equilibrium", "jointmodeller.app.studies", "run_equilibrium"),
-                                ("dynamics", "jointmodeller.app.studies", "run_dynamics"),
-                                ("laxity", "jointmodeller.app.laxity", "run_laxity")):
+def demo_cache_file() -> Path:
+    """Where the built demo project is cached as a project file (rebuilt when the demo code changes)."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for module in ("jointmodeller.app.demo", "jointmodeller.io.mesh_demo"):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            h.update(Path(spec.origin).read_bytes())
+    base = os.environ.get("JOINTMODELLER_CACHE") or QStandardPaths.writableLocation(
+        QStandardPaths.CacheLocation) or str(Path.home() / ".cache" / "jointmodeller")
+    return Path(base) / f"demo-{h.hexdigest()[:12]}.jmdb"
+
+
+def demo_project() -> Project:
+    """The demo project: read from the cache when it is there, else built and cached."""
+    from jointmodeller.persistence import load_project, save_project
+
+    cache = demo_cache_file()
+    if cache.is_file():
         try:
-            fn = getattr(importlib.import_module(module), func)
-        except (ImportError, AttributeError):
+            return load_project(cache)
+        except (JointModellerError, OSError, ValueError):
+            cache.unlink(missing_ok=True)
+    from jointmodeller.app.demo import build_demo_project
+
+    project = build_demo_project()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        save_project(cache, project)
+    except (JointModellerError, OSError):
+        pass
+    return project
+
+
+def available_studies() -> list[str]:
+    """The studies whose code is present (equilibrium, dynamics, laxity)."""
+    found = []
+    for study, module in (("equilibrium", "jointmodeller.app.studies"), ("dynamics", "jointmodeller.app.studies"),
+                          ("laxity", "jointmodeller.app.laxity")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
             continue
-        found[study] = fn
+        found.append(study)
     return found
 
 
@@ -342,12 +378,13 @@ class MainWindow(QMainWindow):
         return True
 
     def open_demo(self) -> None:
+        """Show the demo as a new, unsaved project (Save As keeps a copy)."""
         try:
-            from jointmodeller.app.demo import build_demo_project
+            project = demo_project()
         except ImportError as exc:
             self._error("The demo is not available", str(exc))
             return
-        self.set_document(Document(build_demo_project(), None, recovery_dir=recovery_dir()))
+        self.set_document(Document(project, None, recovery_dir=recovery_dir()))
 
     def open_dialog(self) -> None:
         if not self._maybe_save():
@@ -533,13 +570,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ studies
     def study_function(self, study: str, t_end: float | None = None):
         """``fn(progress, cancel) -> RunRecord`` running ``study`` on a snapshot of the project."""
-        fn = self.studies[study]
-        project: Project = self.doc.project
-        if study == "dynamics":
-            t = float(t_end if t_end is not None else self.run_panel.t_end.value())
-            return lambda progress, cancel: fn(project, t_end=t, report_dt=min(t / 200.0, 0.01),
-                                               progress=progress, cancel=cancel)
-        return lambda progress, cancel: fn(project, progress=progress, cancel=cancel)
+        t = float(t_end if t_end is not None else self.run_panel.t_end.value())
+        return study_function(study, self.doc.project, t_end=t)
 
     def start_study(self, study: str | None = None, fn=None) -> bool:
         """Start a study (the chosen one, or ``fn(progress, cancel)``) off the GUI thread."""

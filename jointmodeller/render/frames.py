@@ -2,7 +2,8 @@
 tissue forces per sample. Qt-free, numpy only.
 
 Series understood (first axis = sample, names in ``run.labels``):
-  "time" (k,); body poses either "body_T_GL" (k, n, 4, 4), or "body_p_G" (k, n, 3) centre of mass
+  "time" (k,); body poses as "mesh_R_GL" (k, n, 3, 3) with "mesh_origin_G" (k, n, 3) (vertex_G =
+  origin + R_GL v_L: what app.studies stores), or "body_T_GL" (k, n, 4, 4), or "body_p_G" (k, n, 3) centre of mass
   with "body_q_GL" (k, n, 4) or "body_q_GB" (k, n, 4) quaternions (w, x, y, z) — with B the rotation
   R_BL of ``run.parameters["R_BL"]`` (n, 3, 3) when given, else B = L;
   "tissue_force_N" (k, m); "contact_points_G"/"contact_pressure_Pa" are not series (ragged) and are
@@ -20,8 +21,8 @@ from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 from jointmodeller.render.scene import SceneFrame
 
-BODY_LABEL_KEYS = ("body", "bodies", "body_p_G", "body_q_GB", "body_q_GL", "body_T_GL", "masses")
-TISSUE_LABEL_KEYS = ("tissue", "tissues", "tissue_force_N", "attachments")
+BODY_LABEL_KEYS = ("mesh_R_GL", "mesh_origin_G", "body", "bodies", "body_p_G", "body_q_GB", "body_q_GL", "body_T_GL", "masses")
+TISSUE_LABEL_KEYS = ("tissue_force_N", "tissue", "tissues", "attachments")
 
 
 @dataclass
@@ -70,7 +71,12 @@ def frames_from_run(project: Project, run: RunRecord) -> RunFrames | None:
     """The frames of a stored run, or None when it holds no body poses (e.g. a laxity summary)."""
     s = run.series
     fallback = [m.name for m in project.masses]
-    if "body_T_GL" in s:
+    if "mesh_R_GL" in s and "mesh_origin_G" in s:
+        R = np.asarray(s["mesh_R_GL"], float)
+        t = np.asarray(s["mesh_origin_G"], float)
+        k, n = R.shape[:2]
+        names = _labels(run, BODY_LABEL_KEYS, n, fallback)
+    elif "body_T_GL" in s:
         T = np.asarray(s["body_T_GL"], float)
         k, n = T.shape[:2]
         names = _labels(run, BODY_LABEL_KEYS, n, fallback)

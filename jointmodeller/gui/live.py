@@ -1,0 +1,124 @@
+"""Study adapters for the runner: every study as ``fn(progress, cancel) -> RunRecord`` where
+``progress(fraction, sample=None)``; dynamics also sends live samples of the poses and tissue forces.
+
+The live dynamics run is app.studies' dynamics study with one addition: the system is watched, so the
+state the integrator last evaluated can be shown while the run goes on (at most LIVE_SAMPLE_HZ times
+a second; the stored run is the same as ``run_dynamics`` stores).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+
+from jointmodeller.core.mechanics.rotations import quat_to_matrix
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Project
+
+LIVE_SAMPLE_HZ = 40.0
+
+
+class WatchedSystem:
+    """A MechanicalSystem that remembers the last (t, y) its derivative was evaluated at and tells
+    ``on_evaluate(t, y)`` (so a slow step still shows its stages live)."""
+
+    def __init__(self, system, on_evaluate: Callable[[float, np.ndarray], None] | None = None):
+        self._system = system
+        self.last: tuple[float, np.ndarray] | None = None
+        self.on_evaluate = on_evaluate
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        self.last = (t, y)
+        if self.on_evaluate is not None:
+            self.on_evaluate(t, y)
+        return self._system.derivative(t, y)
+
+    def __getattr__(self, name: str):
+        return getattr(self._system, name)
+
+
+def live_sample(system, names: list[str], t: float, y: np.ndarray) -> dict:
+    """Poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)) and tissue forces (m,) at y."""
+    n = system.n_bodies
+    p = y[: 3 * n].reshape(n, 3)
+    q = y[3 * n: 7 * n].reshape(n, 4)
+    R_GL = quat_to_matrix(q) @ system.bodies.R_BL
+    origin = p - np.einsum("nij,nj->ni", R_GL, system.bodies.com_L)
+    sample = {"time": float(t), "mesh_R_GL": R_GL, "mesh_origin_G": origin, "labels": {"mesh_R_GL": names}}
+    try:
+        loads = system.tissue_forces.evaluate(float(t), system.kinematics(y))
+        sample["tissue_force_N"] = np.asarray(loads.tension, float)
+    except Exception:  # a display extra: never let it stop the run
+        pass
+    return sample
+
+
+def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress: Callable, cancel,
+                  digits: float = 6.0, method: str = "DOP853", contact: bool = True,
+                  wrapping: bool = True) -> RunRecord:
+    """app.studies.run_dynamics with live samples of the state being integrated."""
+    from jointmodeller.app.build import build_mechanical_system
+    from jointmodeller.app.studies import state_series
+    from jointmodeller.core.studies.dynamics import simulate
+
+    params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
+              "method": method, "contact": contact, "wrapping": wrapping}
+    started = time.perf_counter()
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+    names = list(built.body_names)
+    last = [0.0]
+    fraction_done = [0.0]
+
+    def evaluated(t: float, y: np.ndarray) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= 1.0 / LIVE_SAMPLE_HZ:
+            last[0] = now
+            progress(fraction_done[0], live_sample(built.system, names, t, y))
+
+    watched = WatchedSystem(built.system, evaluated)
+
+    def report(fraction: float) -> None:
+        fraction_done[0] = fraction
+        progress(fraction)
+
+    traj = simulate(watched, built.state, t_end, report_dt, digits=digits, method=method, progress=report,
+                    cancel=cancel)
+    wall = time.perf_counter() - started
+    series, labels = state_series(built, traj.times, traj.y)
+    simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0
+    summary = {"steps": traj.n_steps, "force_evaluations": traj.n_rhs, "simulated_s": simulated,
+               "wall_time_s": wall, "realtime_factor": simulated / wall if wall > 0 else None}
+    progress(1.0 if traj.status == "completed" else simulated / max(t_end, 1e-12))
+    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
+                     series=series, labels=labels, summary=summary)
+
+
+def study_function(study: str, project: Project, **options) -> Callable:
+    """``fn(progress, cancel)`` running ``study`` ("equilibrium", "dynamics", "laxity") on ``project``."""
+    if study == "dynamics":
+        t_end = float(options.get("t_end", 1.0))
+        report_dt = float(options.get("report_dt", min(t_end / 200.0, 0.01)))
+        extra = {k: options[k] for k in ("digits", "method", "contact", "wrapping") if k in options}
+        return lambda progress, cancel: live_dynamics(project, t_end=t_end, report_dt=report_dt,
+                                                      progress=progress, cancel=cancel, **extra)
+    if study == "equilibrium":
+        from jointmodeller.app.studies import run_equilibrium
+
+        return lambda progress, cancel: run_equilibrium(project, progress=progress, cancel=cancel)
+    if study == "laxity":
+        from jointmodeller.app.laxity import run_laxity
+
+        def fn(progress, cancel: threading.Event):
+            def step(done, total, load=None, value=None):
+                progress(done / max(total, 1))
+
+            return run_laxity(project, options.get("experiment"), progress=step, cancel=cancel.is_set)
+
+        return fn
+    raise KeyError(f"no study named {study!r}")
+
+
+__all__ = ["LIVE_SAMPLE_HZ", "WatchedSystem", "live_dynamics", "live_sample", "study_function"]
