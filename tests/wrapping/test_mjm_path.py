@@ -118,6 +118,10 @@ def test_path_over_two_bodies_gives_segments_and_attachments(method):
     a, b = np.array([-3.0, -0.3, 0.0]), np.array([3.0, -0.2, 0.1])  # through both spheres
     path = mjm_path(a, b, 0, 3, [ob1, ob2], pose, method=method, search_radius=1.5)
     assert [(s.body_a, s.body_b) for s in path.segments] == [(0, 1), (1, 2), (2, 3)]
+    runs = path.body_contacts()
+    assert [r[0] for r in runs] == [0, 1, 2, 3]
+    assert all(np.allclose(r[2], s.point_a_G) for r, s in zip(runs[:-1], path.segments))
+    assert all(np.allclose(r[1], s.point_b_G) for r, s in zip(runs[1:], path.segments))
     assert path.length > np.linalg.norm(b - a)
     # effective attachments: the origin/insertion themselves here (their bodies have no mesh)
     assert np.allclose(path.attach_a_G, a) and np.allclose(path.attach_b_G, b)

@@ -66,6 +66,14 @@ class WrapPath:
     def insertion_body(self) -> int:
         return int(self.body[-1])
 
+    def body_contacts(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Per run of points on one body along the path: (body, entry point (3,), exit point (3,)).
+
+        The first run's exit is the origin body's effective attachment, the last run's entry the
+        insertion body's; runs in between are the bones the tissue wraps over.
+        """
+        return [(b, self.points_G[i].copy(), self.points_G[j].copy()) for b, i, j in runs_of_bodies(self.body)]
+
     def body_forces(self, tension: float, n_bodies: int) -> tuple[np.ndarray, np.ndarray]:
         """Net force (n, 3) and moment about the G origin (n, 3) on each body for tension s [N]."""
         f = tension * self.load_dir_G
