@@ -317,15 +317,19 @@ class ContactPair:
         apply_point_forces(kin, body, pts, f, force_G, torque_G)
 
     # ------------------------------------------------------------------ Newton help
-    def stiffness_matrix(self, kin: BodyKinematics) -> np.ndarray:
-        """Tangent stiffness K (12, 12) of the springs, frozen contact set and directions.
+    def stiffness_matrix(self, kin: BodyKinematics, numeric: bool = False, step: float = 1e-6) -> np.ndarray:
+        """Tangent stiffness K (12, 12): the generalised forces [F_a, τ_a, F_b, τ_b] change by −K δq.
 
-        Order [δx_a, δθ_a, δx_b, δθ_b] (small translations of each centre of mass and small
-        rotations, all in G); the generalised forces [F_a, τ_a, F_b, τ_b] change by −K δq.
-        K = Σ k_i J_iᵀ S_i J_i with J_i the relative displacement of the contact point and
-        S_i = n nᵀ (+ lateral ratio × (I − n nᵀ) for MJM springs). Dissipation and friction are
-        left out (zero at rest).
+        δq = [δx_a, δθ_a, δx_b, δθ_b]: small translations of each centre of mass and small rotations,
+        all in G. Analytic (default): the material part Σ k_i J_iᵀ S_i J_i with J_i the relative
+        displacement of contact point i and S_i = n nᵀ (+ lateral ratio × (I − n nᵀ) for MJM
+        springs), contact set and directions frozen — symmetric positive semi-definite, cheap, exact
+        for a flat surface translated. ``numeric=True``: central differences of the full element
+        (24 evaluations, contact set regenerated, geometric terms of curved surfaces included;
+        ``step`` [m, rad]). Dissipation and friction are left out (zero at rest).
         """
+        if numeric:
+            return self._numeric_stiffness(kin, step)
         K = np.zeros((12, 12))
         for sp in self._all_springs(kin):
             m = len(sp.depth)
@@ -346,6 +350,31 @@ class ContactPair:
                 rx[:, 2, 0], rx[:, 2, 1] = -r[:, 1], r[:, 0]
                 J[:, :, col + 3:col + 6] = -sgn * rx  # δθ × r = −[r]× δθ
             K += np.einsum("mia,mij,mjb->ab", J, S, J)
+        return K
+
+    def _numeric_stiffness(self, kin: BodyKinematics, step: float) -> np.ndarray:
+        from jointmodeller.core.geometry.collision import RelativeMotion as _Twist
+
+        def wrench(dq: np.ndarray) -> np.ndarray:
+            p = kin.p_G.copy()
+            R = kin.R_GB.copy()
+            for body, col in ((self.a, 0), (self.b, 6)):
+                p[body] = p[body] + dq[col:col + 3]
+                Rot, _ = _Twist(np.zeros(3), dq[col + 3:col + 6]).flow(1.0)
+                R[body] = Rot @ R[body]
+            k = BodyKinematics(p, R, np.zeros_like(kin.v_G), np.zeros_like(kin.w_G))
+            F = np.zeros_like(kin.p_G)
+            T = np.zeros_like(kin.p_G)
+            self.accumulate(0.0, k, F, T)
+            return np.concatenate([F[self.a], T[self.a], F[self.b], T[self.b]])
+
+        K = np.zeros((12, 12))
+        saved = self.last_result
+        for col in range(12):
+            dq = np.zeros(12)
+            dq[col] = step
+            K[:, col] = -(wrench(dq) - wrench(-dq)) / (2 * step)
+        self.last_result = saved
         return K
 
     # ------------------------------------------------------------------ prediction
