@@ -18,7 +18,7 @@ from jointmodeller import __version__
 from jointmodeller.model.errors import JointModellerError
 
 COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
-            "import-osim", "bench", "gui")
+            "import-osim", "muscle-paths", "bench", "gui")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,7 +180,18 @@ def cmd_import_osim(args: argparse.Namespace) -> int:
     from jointmodeller.app.osim_import import import_osim_command
 
     report = import_osim_command(args.model, args.project, search_paths=tuple(args.geometry_path or ()))
-    print(report)
+    print(report.to_text())
+    print(f"\nproject written to {args.project} (report also in {args.project}.import.txt)")
+    return 0
+
+
+def cmd_muscle_paths(args: argparse.Namespace) -> int:
+    from jointmodeller.app.muscle_paths import muscle_paths_command
+
+    run = muscle_paths_command(args.project, args.coordinate, args.out, start=args.start, stop=args.stop,
+                               step=args.step)
+    _print_run(run, run.id)
+    print(f"CSV and plot written to {args.out}")
     return 0
 
 
@@ -333,6 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("project")
     s.add_argument("--geometry-path", action="append", help="folder to search for mesh files (repeatable)")
     s.set_defaults(func=cmd_import_osim)
+
+    s = sub.add_parser("muscle-paths", help="path length and moment arm of every tissue over a coordinate range")
+    s.add_argument("project")
+    s.add_argument("coordinate", help="coordinate name, e.g. r_elbow_flex")
+    s.add_argument("--start", type=float, default=0.0, help="degrees (default 0)")
+    s.add_argument("--stop", type=float, default=130.0, help="degrees (default 130)")
+    s.add_argument("--step", type=float, default=5.0, help="degrees (default 5)")
+    s.add_argument("--out", required=True, help="output folder (CSV and PNG)")
+    s.set_defaults(func=cmd_muscle_paths)
 
     s = sub.add_parser("bench", help="run the benchmarks (each figure beside a same-run baseline)")
     s.add_argument("--json", action="store_true", help="print one JSON object")

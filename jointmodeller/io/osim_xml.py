@@ -11,10 +11,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
 
+from jointmodeller.model.errors import JointModellerError
+
 MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
-class OsimError(ValueError):
+class OsimError(JointModellerError, ValueError):
     """An .osim file that cannot be read; the message names the file and line."""
 
 
