@@ -492,17 +492,26 @@ def _extra_force(system, kin: BodyKinematics, body: int) -> float:
     return float(np.linalg.norm(f[body]))
 
 
+def _reference_tol(sweep_tol: float) -> float:
+    """Tolerance of a linear model's reference pose: far below a smooth sweep's, and a tenth of a
+    rough (contact) sweep's, whose noise floor is near its tolerance."""
+    return sweep_tol * (1e-3 if sweep_tol <= SMOOTH_TOL_N else 0.1)
+
+
 def linear_sweep(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
-                 loads: np.ndarray | None = None, tol_N: float = 1e-9) -> np.ndarray:
+                 loads: np.ndarray | None = None, tol_N: float | None = None) -> np.ndarray:
     """The linear small-motion model's curve: JCS displacement (k, 6) = K⁻¹ · (generalized load),
     with the stiffness K of the held-flexion coordinates taken at the unloaded equilibrium by
-    central differences (seed 004 §3.1). loads (k,) default: the protocol's."""
-    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    central differences (seed 004 §3.1). loads (k,) default: the protocol's. tol_N default: 1e-3 of
+    :func:`solver_defaults` (the reference pose must be tighter than the sweep's)."""
+    d_tol, d_step = solver_defaults(system)
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=_reference_tol(d_tol) if tol_N is None else tol_N,
+                               fd_step=d_step)
     solver.load.magnitude = 0.0
     x_ref, _, _, _ = solver.solve(solver.x_initial())
     p_ref, R_ref = solver.poses(x_ref)
     f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
-    h = 1e-6
+    h = max(1e-6, d_step)
     J = np.empty((solver.n, solver.n))
     for i in range(solver.n):
         xp, xm = x_ref.copy(), x_ref.copy()
@@ -526,14 +535,16 @@ def absolute_coordinates(frames: JointFrames, fixed: int, moving: int, p_G: np.n
 
 
 def linear_sweep_assembled(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray,
-                           loads: np.ndarray | None = None, tol_N: float = 1e-9) -> np.ndarray:
+                           loads: np.ndarray | None = None, tol_N: float | None = None) -> np.ndarray:
     """The same linear curve (k, 6) as :func:`linear_sweep`, but from the assembled 6n×6n stiffness
     matrix of :mod:`jointmodeller.core.studies.linear_model` (seed 004 §3.1), projected on the
     held-flexion coordinates: K_c = J_cᵀ K J_c with J_c = d(δp_G, δθ_G)/d(β, γ, q). Only for systems
     whose moving bone is the one free body."""
     from jointmodeller.core.studies.linear_model import body_dofs, stiffness_and_damping
 
-    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=tol_N)
+    d_tol, d_step = solver_defaults(system)
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=_reference_tol(d_tol) if tol_N is None else tol_N,
+                               fd_step=d_step)
     if solver.others:
         raise ValueError("linear_sweep_assembled needs the moving bone to be the only free body")
     x_ref, _, _, _ = solver.solve(solver.x_initial())
