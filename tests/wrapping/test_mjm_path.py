@@ -157,3 +157,18 @@ def test_mjm_error_on_the_cylinder_is_within_the_paper_figure(cylinder_50k):
         errs.append(p.length / helix_length(RADIUS, h) - 1)
     errs = np.array(errs)
     assert np.all(errs > 0) and errs.max() < 0.07
+
+
+def test_hull_chain_qhull_matches_the_monotone_scan():
+    from jointmodeller.core.geometry.wrapping.mjm_path import _upper_chain_scan
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        s = rng.uniform(0, 2, 300)
+        h = rng.uniform(0, 1, 300) ** 3
+        sh = np.stack([s, h], 1)
+        a = upper_hull_chain(sh, 2.0)
+        b = _upper_chain_scan(sh, 2.0)
+        assert np.allclose(sh[a], sh[b])
+    line = np.stack([np.linspace(0.1, 0.9, 5), np.full(5, 0.0)], 1)  # degenerate: on the line
+    assert len(upper_hull_chain(line, 1.0)) == 0

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.geometry.wrapping.path import WrapPath, make_path
@@ -153,15 +154,33 @@ def midplane_intersections(
 def upper_hull_chain(sh: np.ndarray, L: float) -> np.ndarray:
     """Indices into sh (k, 2) of the convex-hull line from (0, 0) to (L, 0) over the points (h > 0).
 
-    Monotone chain (Andrew) on the upper side; the two ends are implicit, not returned.
+    The upper chain of the 2-D convex hull (qhull) of the points and the two ends, in order of s;
+    the two ends are implicit, not returned.
     """
     if len(sh) == 0:
         return np.zeros(0, np.int64)
+    P = np.vstack([[0.0, 0.0], sh, [L, 0.0]])
+    try:
+        hull = ConvexHull(P)
+    except QhullError:  # all points on one line: the chain is the ends alone, or the points on it
+        return _upper_chain_scan(sh, L)
+    ring = list(hull.vertices)  # counter-clockwise
+    end = len(P) - 1
+    if 0 not in ring or end not in ring:
+        return _upper_chain_scan(sh, L)
+    k = ring.index(end)
+    ring = ring[k:] + ring[:k]  # from (L, 0) counter-clockwise: over the top to (0, 0)
+    chain = ring[1:ring.index(0)][::-1]
+    return np.asarray(chain, np.int64) - 1
+
+
+def _upper_chain_scan(sh: np.ndarray, L: float) -> np.ndarray:
+    """Monotone-chain (Andrew) version of :func:`upper_hull_chain`, for degenerate inputs."""
     order = np.lexsort((sh[:, 1], sh[:, 0]))
     P = np.vstack([[0.0, 0.0], sh[order], [L, 0.0]])
     idx = np.concatenate([[-1], order, [-2]])
     hull: list[int] = []
-    for i in range(len(P)):  # O(k) amortised over the (few thousand) plane points
+    for i in range(len(P)):
         while len(hull) >= 2:
             o, a = P[hull[-2]], P[hull[-1]]
             b = P[i]
