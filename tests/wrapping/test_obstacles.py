@@ -104,3 +104,11 @@ def test_queries_in_moved_body_frames(blob):
     q, n, sd0, _ = ob.closest(p_B)
     assert np.allclose(sd, sd0) and np.allclose(c_B, q)
     assert np.allclose(c_G, q @ R.T + t) and np.allclose(n_G, n @ R.T)
+
+
+def test_inside_out_closed_mesh_is_turned_outwards(blob):
+    mesh, ob = blob
+    flipped = MeshObstacle(mesh.vertices, mesh.faces[:, ::-1], body=0)
+    p = np.array([[0.0, 0.0, 0.0], [3.0, 0.0, 0.0]])
+    assert np.array_equal(np.sign(flipped.closest(p)[2]), np.sign(ob.closest(p)[2]))
+    assert flipped.closest(p)[2][0] < 0 < flipped.closest(p)[2][1]

@@ -83,6 +83,8 @@ class MeshObstacle:
 
     def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "") -> None:
         mesh = trimesh.Trimesh(np.asarray(vertices_B, float), np.asarray(faces, np.int64), process=False)
+        if mesh.is_watertight and mesh.is_winding_consistent and mesh.volume < 0.0:
+            mesh.invert()  # a closed surface wound inside out: make its normals point out of the bone
         self.body = int(body)
         self.name = name
         self.vertices_B = np.ascontiguousarray(mesh.vertices, dtype=float)
