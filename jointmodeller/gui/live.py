@@ -40,8 +40,15 @@ class WatchedSystem:
         return getattr(self._system, name)
 
 
-def live_sample(system, names: list[str], t: float, y: np.ndarray) -> dict:
-    """Poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)) and tissue forces (m,) at y."""
+CONTACT_SAMPLE_HZ = 2.0
+"""Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
+
+
+def live_sample(system, names: list[str], t: float, y: np.ndarray, tissue_names: list[str] | None = None,
+                contacts: list | None = None) -> dict:
+    """Poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)), tissue forces (m,) and paths
+    (wrapped ones as last solved by the path provider: no extra solve), and contact points with
+    pressures when ``contacts`` are given."""
     n = system.n_bodies
     p = y[: 3 * n].reshape(n, 3)
     q = y[3 * n: 7 * n].reshape(n, 4)
@@ -49,8 +56,25 @@ def live_sample(system, names: list[str], t: float, y: np.ndarray) -> dict:
     origin = p - np.einsum("nij,nj->ni", R_GL, system.bodies.com_L)
     sample = {"time": float(t), "mesh_R_GL": R_GL, "mesh_origin_G": origin, "labels": {"mesh_R_GL": names}}
     try:
-        loads = system.tissue_forces.evaluate(float(t), system.kinematics(y))
+        kin = system.kinematics(y)
+        loads = system.tissue_forces.evaluate(float(t), kin)
         sample["tissue_force_N"] = np.asarray(loads.tension, float)
+        ts = system.tissues
+        pa = kin.points_G(ts.body_a, ts.r_a_B)
+        pb = kin.points_G(ts.body_b, ts.r_b_B)
+        paths = [np.vstack([pa[i], pb[i]]) for i in range(ts.count)]
+        last = getattr(getattr(system, "path_provider", None), "last", {}) or {}
+        for i, wp in last.items():
+            if 0 <= int(i) < len(paths) and getattr(wp, "points_G", None) is not None and len(wp.points_G) >= 2:
+                paths[int(i)] = np.asarray(wp.points_G, float)
+        sample["tissue_paths_G"] = paths
+        if tissue_names is not None:
+            sample["labels"]["tissue_force_N"] = list(tissue_names)
+        if contacts:
+            res = [c.evaluate(float(t), kin) for c in contacts if hasattr(c, "evaluate")]
+            if res:
+                sample["contact_points_G"] = np.concatenate([r.points_G for r in res]).reshape(-1, 3)
+                sample["contact_pressure_Pa"] = np.concatenate([r.pressure for r in res]).reshape(-1)
     except Exception:  # a display extra: never let it stop the run
         pass
     return sample
@@ -69,14 +93,19 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
     started = time.perf_counter()
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
     names = list(built.body_names)
-    last = [0.0]
+    last = [0.0, 0.0]
     fraction_done = [0.0]
+    tissue_names = list(built.tissue_names)
 
     def evaluated(t: float, y: np.ndarray) -> None:
         now = time.perf_counter()
         if now - last[0] >= 1.0 / LIVE_SAMPLE_HZ:
             last[0] = now
-            progress(fraction_done[0], live_sample(built.system, names, t, y))
+            with_contact = built.contacts and now - last[1] >= 1.0 / CONTACT_SAMPLE_HZ
+            if with_contact:
+                last[1] = now
+            progress(fraction_done[0], live_sample(built.system, names, t, y, tissue_names,
+                                                   built.contacts if with_contact else None))
 
     watched = WatchedSystem(built.system, evaluated)
 

@@ -635,6 +635,7 @@ class MainWindow(QMainWindow):
     def show_run(self, run: RunRecord) -> None:
         """Replay a stored run: plots and the time slider over its samples."""
         self.shown_run = run
+        self.viewport.scene.clear_contacts()
         self.plots.show_run(run)
         self.frames = frames_from_run(self.doc.project, run)
         s = self.run_panel.slider

@@ -126,7 +126,13 @@ def frame_from_sample(project: Project, sample: object) -> SceneFrame | None:
             f.contact_points_G = np.asarray(sample["contact_points_G"], float)
             f.contact_pressure_Pa = np.asarray(sample.get("contact_pressure_Pa", np.zeros(len(f.contact_points_G))))
         if "tissue_paths_G" in sample:
-            f.tissue_paths_G = [np.asarray(x, float) for x in sample["tissue_paths_G"]]
+            paths = [np.asarray(x, float) for x in sample["tissue_paths_G"]]
+            names = labels.get("tissue_force_N")
+            order = [a.name for a in project.attachments]
+            if names is not None and sorted(names) == sorted(order) and len(names) == len(paths):
+                where = {n: i for i, n in enumerate(names)}
+                paths = [paths[where[n]] for n in order]
+            f.tissue_paths_G = paths if len(paths) == len(order) else None
         return f
     return None
 

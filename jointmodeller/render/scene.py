@@ -62,7 +62,8 @@ def tension_colours(base_rgb: np.ndarray, force_N: np.ndarray | None, scale_N: f
 @dataclass
 class SceneFrame:
     """One moment to show: poses per mass name, tissue forces (m,) [N] in attachment order, optional
-    wrapped paths (one (k_i, 3) array per tissue, in G), contact points (c, 3) in G with pressures (c,)."""
+    wrapped paths (one (k_i, 3) array per tissue, in G), contact points (c, 3) in G with pressures (c,)
+    (None: keep the patch shown; empty: no contact)."""
 
     poses: dict[str, Pose] = field(default_factory=dict)
     tissue_force_N: np.ndarray | None = None
@@ -232,12 +233,19 @@ class JointScene:
             rgb[self.selected[1]] = hex_rgb(SELECTED)
         self.tissue_poly.cell_data["rgb"] = rgb
 
-    def _update_contacts(self, frame: SceneFrame) -> None:
-        pts = frame.contact_points_G
+    def clear_contacts(self) -> None:
         if self.contact_actor is not None:
             self.plotter.remove_actor(self.contact_actor, render=False)
             self.contact_actor = None
-        if pts is None or len(pts) == 0:
+
+    def _update_contacts(self, frame: SceneFrame) -> None:
+        """Contact points coloured by pressure; a frame without contact data keeps the last patch
+        (contact is sampled less often than poses), an empty one clears it."""
+        pts = frame.contact_points_G
+        if pts is None:
+            return
+        self.clear_contacts()
+        if len(pts) == 0:
             return
         cloud = pv.PolyData(np.asarray(pts, float))
         pressure = frame.contact_pressure_Pa if frame.contact_pressure_Pa is not None else np.zeros(len(pts))

@@ -1,0 +1,91 @@
+"""The pyvista scene without Qt: actors follow poses exactly, tissue points follow their bones,
+tension colours blend from the spring colour to red, wrapped paths replace the straight lines, and
+run series turn into the same poses as the project's initial pose at t = 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pyvista as pv
+
+from jointmodeller.app.picking import mass_pose, to_global
+from jointmodeller.model.results import RunRecord
+from jointmodeller.render.frames import frame_from_sample, frames_from_run
+from jointmodeller.render.scene import TENSION_HOT, JointScene, SceneFrame, hex_rgb, pose_matrix, tension_colours
+
+
+@pytest.fixture
+def scene(small_project):
+    pl = pv.Plotter(off_screen=True, window_size=(320, 240))
+    sc = JointScene(pl)
+    sc.build(small_project, reset_camera=True)
+    yield sc
+    pl.close()
+
+
+def rot_z(th: float) -> np.ndarray:
+    return np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1.0]])
+
+
+def test_initial_pose_and_tissue_end_points(scene, small_project):
+    for m in small_project.masses:
+        assert np.asarray(scene.mass_actors[m.name].user_matrix) == pytest.approx(pose_matrix(mass_pose(m)))
+    att = small_project.attachments[0]
+    pts = np.asarray(scene.tissue_poly.points)
+    assert pts[0] == pytest.approx(to_global(mass_pose(small_project.mass(att.body_a)), att.point_a_L))
+    assert pts[1] == pytest.approx(to_global(mass_pose(small_project.mass(att.body_b)), att.point_b_L))
+
+
+def test_pose_update_moves_actor_and_tissue_end_only(scene, small_project):
+    pose = (rot_z(0.3), np.array([0.01, -0.02, 0.15]))
+    n_cells = scene.tissue_poly.n_cells
+    scene.set_frame(SceneFrame(poses={"upper": pose}, tissue_force_N=np.array([25.0])), render=False)
+    assert np.asarray(scene.mass_actors["upper"].user_matrix) == pytest.approx(pose_matrix(pose))
+    att = small_project.attachments[0]
+    pts = np.asarray(scene.tissue_poly.points)
+    assert pts[1] == pytest.approx(to_global(pose, att.point_b_L))
+    assert pts[0] == pytest.approx(to_global(mass_pose(small_project.mass("lower")), att.point_a_L))
+    base = hex_rgb(small_project.springs[0].colour)
+    assert scene.tissue_poly.cell_data["rgb"][0] == pytest.approx(0.5 * base + 0.5 * TENSION_HOT)
+    assert scene.tissue_poly.n_cells == n_cells
+
+
+def test_tension_colours_limits():
+    base = np.array([[0.2, 0.4, 0.6], [0.2, 0.4, 0.6]])
+    out = tension_colours(base, np.array([-5.0, 1e9]), 50.0)
+    assert out[0] == pytest.approx(base[0]) and out[1] == pytest.approx(TENSION_HOT)
+    assert tension_colours(base, None, 50.0) is base
+
+
+def test_wrapped_path_replaces_the_straight_line(scene):
+    path = np.array([[0, 0, 0.0], [0.03, 0, 0.05], [0.02, 0, 0.1]])
+    scene.set_frame(SceneFrame(tissue_paths_G=[path]), render=False)
+    assert scene.tissue_poly.n_points == 3 and scene.tissue_poly.n_cells == 1
+    assert np.asarray(scene.tissue_poly.points) == pytest.approx(path)
+
+
+def test_run_series_give_the_stored_poses(small_project):
+    names = [m.name for m in small_project.masses]
+    R = np.stack([np.stack([mass_pose(m)[0] for m in small_project.masses])] * 2)
+    R[1, 1] = rot_z(0.5) @ R[1, 1]
+    origin = np.stack([np.stack([mass_pose(m)[1] for m in small_project.masses])] * 2)
+    run = RunRecord(study="dynamics", series={"time": np.array([0.0, 0.1]), "mesh_R_GL": R, "mesh_origin_G": origin,
+                                               "tissue_force_N": np.array([[0.0], [3.0]])},
+                    labels={"mesh_R_GL": names, "tissue_force_N": ["MCL"]})
+    frames = frames_from_run(small_project, run)
+    f1 = frames.frame(1)
+    assert f1.time == 0.1 and f1.tissue_force_N == pytest.approx([3.0])
+    assert f1.poses["upper"][0] == pytest.approx(R[1, 1]) and f1.poses["upper"][1] == pytest.approx(origin[1, 1])
+    # quaternion form (body frame = L here) gives the same transform as the matrix form
+    from jointmodeller.core.mechanics.rotations import matrix_to_quat
+
+    com = np.array([m.com_L for m in small_project.masses])
+    p_G = origin + np.einsum("knij,nj->kni", R, com)
+    run_q = RunRecord(study="dynamics", series={"time": run.series["time"], "body_p_G": p_G,
+                                                 "body_q_GL": matrix_to_quat(R)}, labels={"body_p_G": names})
+    g1 = frames_from_run(small_project, run_q).frame(1)
+    assert g1.poses["upper"][0] == pytest.approx(R[1, 1]) and g1.poses["upper"][1] == pytest.approx(origin[1, 1])
+    live = frame_from_sample(small_project, {"time": 0.1, "mesh_R_GL": R[1], "mesh_origin_G": origin[1],
+                                             "labels": {"mesh_R_GL": names}})
+    assert live.time == 0.1 and live.poses["upper"][0] == pytest.approx(R[1, 1])
+    assert frames_from_run(small_project, RunRecord(study="laxity", series={"load": np.zeros(3)})) is None
