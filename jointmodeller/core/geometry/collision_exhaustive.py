@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 #: pairs evaluated per chunk (memory ~ 8 arrays of this many float64)
-CHUNK_PAIRS = 1_000_000
+CHUNK_PAIRS = 250_000
 
 
 def search_exhaustive(

@@ -209,14 +209,25 @@ class SurfaceProximity:
         # the closest surface point is within max_edge of a vertex
         return lb <= distance + self.max_edge
 
-    def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None) -> ClosestPoints:
-        """Closest points for the query points (k, 3) within ``distance`` [m] of the surface."""
+    def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
+                beneath_only: bool = False) -> ClosestPoints:
+        """Closest points for the query points (k, 3) within ``distance`` [m] of the surface.
+
+        ``beneath_only``: skip points clearly outside first — those more than one longest edge
+        above the tangent plane of their nearest vertex — as contact only needs points beneath.
+        """
         points = np.asarray(points, dtype=np.float64)
         idx = np.flatnonzero(self.near_mask(points, distance))
+        bound = distance + self.max_edge
+        if len(idx) and beneath_only:
+            d1, v1 = self.tree.query(points[idx], k=1, distance_upper_bound=bound)
+            ok = v1 < len(self.vertices)
+            idx, v1 = idx[ok], v1[ok]
+            above = ((points[idx] - self.vertices[v1]) * self.vertex_normals[v1]).sum(axis=1)
+            idx = idx[above < self.max_edge]
         if len(idx):
             q = np.ascontiguousarray(points[idx])
-            dist_v, near = self.tree.query(q, k=min(NEAREST_VERTICES, len(self.vertices)),
-                                           distance_upper_bound=distance + self.max_edge)
+            dist_v, near = self.tree.query(q, k=min(NEAREST_VERTICES, len(self.vertices)), distance_upper_bound=bound)
             near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
             keep = np.flatnonzero(near[:, 0] < len(self.vertices))
             idx, q, near = idx[keep], q[keep], np.ascontiguousarray(near[keep])

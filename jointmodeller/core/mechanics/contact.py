@@ -211,7 +211,7 @@ class ContactPair:
         """Springs of ``bed``'s vertices beneath ``surf`` (both in their body frames)."""
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         P_o = bed.vertices_B @ R_ob.T + p_ob
-        cp = surf.proximity.closest(P_o, self.search_distance)
+        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True)
         inside = cp.depth > 0.0
         idx = cp.index[inside]
         R_Go = kin.R_GB[other]
