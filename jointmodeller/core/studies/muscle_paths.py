@@ -43,7 +43,7 @@ def _frame_T(frame) -> np.ndarray:
     return T
 
 
-def _backend_function(fn: FunctionSpec, coords: tuple[str, ...]) -> mbf.Function:
+def backend_function(fn: FunctionSpec, coords: tuple[str, ...]) -> mbf.Function:
     """FunctionSpec of one of the mobilizer's coordinates -> backend Function."""
     arg = coords.index(fn.coordinates[0]) if fn.coordinates else 0
     if fn.kind == "constant" or not fn.coordinates:
@@ -144,7 +144,7 @@ def build_multibody(project: Project) -> MultibodyModel:
                                                     for k, c in enumerate("xyz")] for i in (1, 2, 3)])
                 keys = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
                 for key, fn in zip(keys, j.functions):
-                    fns[key] = _backend_function(fn, j.coordinates)
+                    fns[key] = backend_function(fn, j.coordinates)
             elif kind == "ellipsoid":
                 mp["radii"] = (params.get("a", 1.0), params.get("b", 1.0), params.get("c", 1.0))
             elif kind == "screw":
