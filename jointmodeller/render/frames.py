@@ -112,7 +112,9 @@ def frame_from_sample(project: Project, sample: object) -> SceneFrame | None:
     if isinstance(sample, SceneFrame):
         return sample
     if isinstance(sample, dict):
-        series = {k: np.asarray(v)[None] for k, v in sample.items() if isinstance(v, (np.ndarray, list, tuple))}
+        ragged = ("tissue_paths_G", "contact_points_G", "contact_pressure_Pa", "labels", "time", "R_BL")
+        series = {k: np.asarray(v)[None] for k, v in sample.items()
+                  if k not in ragged and isinstance(v, (np.ndarray, list, tuple))}
         labels = {k: list(v) for k, v in sample.get("labels", {}).items()} if isinstance(sample.get("labels"), dict) else {}
         run = RunRecord(study="live", series=series, labels=labels,
                         parameters={"R_BL": sample["R_BL"]} if "R_BL" in sample else {})

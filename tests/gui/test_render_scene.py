@@ -89,3 +89,16 @@ def test_run_series_give_the_stored_poses(small_project):
                                              "labels": {"mesh_R_GL": names}})
     assert live.time == 0.1 and live.poses["upper"][0] == pytest.approx(R[1, 1])
     assert frames_from_run(small_project, RunRecord(study="laxity", series={"load": np.zeros(3)})) is None
+
+
+def test_live_sample_with_paths_and_contact(small_project):
+    names = [m.name for m in small_project.masses]
+    R = np.stack([mass_pose(m)[0] for m in small_project.masses])
+    t = np.stack([mass_pose(m)[1] for m in small_project.masses])
+    path = np.array([[0, 0, 0.04], [0.025, 0, 0.06], [0.02, 0, 0.08], [0.0, 0.0, 0.07]])
+    f = frame_from_sample(small_project, {
+        "time": 0.2, "mesh_R_GL": R, "mesh_origin_G": t, "tissue_force_N": np.array([7.0]),
+        "tissue_paths_G": [path], "contact_points_G": np.zeros((2, 3)), "contact_pressure_Pa": np.array([1e6, 2e6]),
+        "labels": {"mesh_R_GL": names, "tissue_force_N": ["MCL"]}})
+    assert f.tissue_paths_G[0] == pytest.approx(path) and f.tissue_force_N == pytest.approx([7.0])
+    assert f.contact_pressure_Pa == pytest.approx([1e6, 2e6])
