@@ -164,3 +164,24 @@ def test_stiffness_scale_for_a_target_laxity(project):
     stiff = project.with_rows("springs", tuple(
         s.__class__(**{**s.__dict__, "kx": (s.kx[0] * scale,)}) if s.name != "strut" else s for s in project.springs))
     assert run_laxity(stiff).summary["laxity"] == pytest.approx(base / 2, rel=1e-3)
+
+
+@pytest.mark.slow
+def test_calibration_with_slack_lengths(project):
+    """Stiffness and slack scale of one group: data from a project whose lateral bundles are 3 %
+    shorter at rest and 1.25x stiffer; the fit finds both and writes the rest lengths into the new
+    version. (With both groups free, four parameters fit this near-linear curve equally well: the
+    reported standard errors then show the non-identifiability.)"""
+    from jointmodeller.app.laxity import build_joint, scaled_project
+
+    joint = build_joint(project)
+    truth = scaled_project(project, joint, ["lateral collateral"], np.array([1.25]), np.array([0.97]))
+    exp = replace(find_experiment(project, "vv"), measured=measured_from(truth))
+    start = project.with_rows("experiments", (exp,))
+    fitted, fit = calibrate_experiment(start, "vv", groups=["lateral collateral"], fit_slack=True)
+    np.testing.assert_allclose(fit.x, [1.25, 0.97], rtol=0.02)
+    assert fit.names == ["stiffness scale: lateral collateral", "slack scale: lateral collateral"]
+    lat = [a for a in fitted.attachments if a.spring == "lateral collateral"]
+    want = [a for a in truth.attachments if a.spring == "lateral collateral"]
+    np.testing.assert_allclose([a.initial_length_m for a in lat], [a.initial_length_m for a in want], rtol=0.005)
+    assert all(a.initial_length_m is None for a in start.attachments if a.spring == "lateral collateral")
