@@ -293,6 +293,12 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     except SweepCancelled as stop:
         return result_to_run(stop.partial, experiment, "stopped", "stopped by the user",
                              {"builder": joint.builder})
+    except EquilibriumFailed as exc:  # keep the steps solved before, say where it stopped
+        where = "the unloaded pose" if exc.load is None else f"load {exc.load:g} {load_unit(experiment)}"
+        message = f"no equilibrium at {where}: {exc}"
+        if exc.partial is not None:
+            return result_to_run(exc.partial, experiment, "failed", message, {"builder": joint.builder})
+        return RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed", message=message)
     except Exception as exc:  # the run is stored as failed, with the reason
         run = RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed",
                         message=f"{type(exc).__name__}: {exc}")

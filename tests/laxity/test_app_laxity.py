@@ -185,3 +185,22 @@ def test_calibration_with_slack_lengths(project):
     want = [a for a in truth.attachments if a.spring == "lateral collateral"]
     np.testing.assert_allclose([a.initial_length_m for a in lat], [a.initial_length_m for a in want], rtol=0.005)
     assert all(a.initial_length_m is None for a in start.attachments if a.spring == "lateral collateral")
+
+
+def test_a_failed_sweep_keeps_the_steps_solved(project, monkeypatch):
+    """When an equilibrium cannot be found the run is 'failed', names the load and keeps the curve
+    solved so far (the GUI shows it)."""
+    from jointmodeller.core.studies import laxity as core
+
+    real = core.QuasiStaticSolver.solve
+
+    def failing(self, x, J=None):
+        if self.load.magnitude > 7.0:
+            raise core.EquilibriumFailed("line search failed at |r| = 3 N")
+        return real(self, x, J)
+
+    monkeypatch.setattr(core.QuasiStaticSolver, "solve", failing)
+    run = run_laxity(project)
+    assert run.status == "failed"
+    assert "load 10 N" in run.message and "line search failed" in run.message
+    np.testing.assert_allclose(run.series["load"], [0.0, 5.0])

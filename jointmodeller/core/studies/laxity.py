@@ -38,7 +38,11 @@ class SweepCancelled(Exception):
 
 
 class EquilibriumFailed(RuntimeError):
-    """Newton iterations did not bring the generalized forces under the tolerance."""
+    """Newton iterations did not bring the generalized forces under the tolerance. Raised from a
+    sweep, it carries ``partial`` (the LaxityResult of the steps solved before) and ``load``."""
+
+    partial: "LaxityResult | None" = None
+    load: float | None = None
 
 
 def parse_measure(measure: str) -> tuple[int, float, str]:
@@ -467,7 +471,11 @@ def run_sweep(
             x_start, J_start = x_ref, None
         solver.load.magnitude = float(load)
         e0 = solver.evaluations
-        x, J, iters, res = solver.solve(x_start, J_start)
+        try:
+            x, J, iters, res = solver.solve(x_start, J_start)
+        except EquilibriumFailed as exc:
+            exc.partial, exc.load = result(i), float(load)
+            raise
         solved.append((float(load), x, J))
         kin = solver.kinematics(x)
         out["coords"][i] = solver.coords(x) - c_ref
