@@ -206,7 +206,15 @@ class SectionPanel(QWidget):
         return self.model.doc
 
     def _reconnect(self) -> None:
+        self.fit_columns()
         self._refresh_row_message()
+
+    def fit_columns(self, max_width: int = 180) -> None:
+        """Columns as wide as their contents, up to ``max_width`` pixels."""
+        self.view.resizeColumnsToContents()
+        for c in range(self.model.columnCount()):
+            if self.view.columnWidth(c) > max_width:
+                self.view.setColumnWidth(c, max_width)
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)

@@ -20,7 +20,7 @@ SELECTED = "#3fa9f5"
 TENSION_HOT = np.array([0.85, 0.10, 0.10])
 AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
 ARROW_COLOUR = "#40d0d0"
-TISSUE_WIDTH = 5.0
+TISSUE_WIDTH = 8.0
 
 CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
     "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -28,7 +28,7 @@ CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, 
     "lateral": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
     "medial": ((-1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
     "superior": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
-    "oblique": ((0.75, 0.55, 0.35), (0.0, 0.0, 1.0)),
+    "oblique": ((-0.7, 0.6, 0.35), (0.0, 0.0, 1.0)),  # anteromedial
 }
 """Preset -> (direction from the focal point to the camera in G, view-up in G). Convention of the
 global frame: x lateral, y anterior, z superior (a right limb in anatomical position)."""
