@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import trimesh
 
 from jointmodeller.core.mechanics.rotations import euler_to_matrix
 from jointmodeller.model.mesh import MeshData
@@ -21,7 +20,7 @@ from jointmodeller.model.specs import GROUND, Attachment, Mass, Project
 Pose = tuple[np.ndarray, np.ndarray]
 """(R_GL (3, 3), t_G (3,)): x_G = R_GL x_L + t_G."""
 
-_TRIMESH_CACHE: dict[int, tuple[MeshData, trimesh.Trimesh]] = {}
+_TRIMESH_CACHE: dict[int, tuple] = {}
 
 
 def mass_pose(mass: Mass) -> Pose:
@@ -51,8 +50,10 @@ def to_local(pose: Pose, x_G: np.ndarray) -> np.ndarray:
     return (np.asarray(x_G, float) - t) @ R
 
 
-def as_trimesh(mesh: MeshData) -> trimesh.Trimesh:
+def as_trimesh(mesh: MeshData):
     """A cached trimesh of a MeshData (its proximity index is built once per mesh)."""
+    import trimesh
+
     hit = _TRIMESH_CACHE.get(id(mesh))
     if hit is not None and hit[0] is mesh:
         return hit[1]
@@ -65,6 +66,8 @@ def as_trimesh(mesh: MeshData) -> trimesh.Trimesh:
 
 def closest_on_surface(mesh: MeshData, points_L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Closest surface points (m, 3) in L to points (m, 3) in L, their distances (m,) and faces (m,)."""
+    import trimesh.proximity
+
     pts = np.atleast_2d(np.asarray(points_L, float))
     closest, dist, face = trimesh.proximity.closest_point(as_trimesh(mesh), pts)
     return np.asarray(closest), np.asarray(dist), np.asarray(face)

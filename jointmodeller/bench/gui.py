@@ -175,9 +175,13 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
     done = [False]
     w.runner.finished.connect(lambda _r: done.__setitem__(0, True))
     w.runner.failed.connect(lambda _m: done.__setitem__(0, True))
+    w.start_study("dynamics", fn=fn)
+    t_start = time.perf_counter()
+    while w.viewport.frames_drawn == 0 and not done[0] and time.perf_counter() - t_start < 180:
+        app.processEvents()  # building the system (meshes, contact grids) comes first
+        time.sleep(0.005)
     f0, d0 = w.viewport.frames_drawn, w.viewport.draw_seconds
     t0 = time.perf_counter()
-    w.start_study("dynamics", fn=fn)
     live = ticking(lambda: done[0] or time.perf_counter() - t0 > seconds_live)
     wall = time.perf_counter() - t0
     frames = w.viewport.frames_drawn - f0
@@ -201,6 +205,7 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
     pose_fps = n_rebuild / (time.perf_counter() - pose_t)
     w.close()
     return {"fps_live": frames / wall if wall > 0 else 0.0, "frames": frames, "wall_s": wall,
+            "first_frame_s": t0 - t_start,
             "draw_ms_mean": 1000 * draw_s / max(frames, 1), "fps_pose_only_unthrottled": pose_fps,
             "fps_rebuild": rebuild_fps, "max_stall_ms": 1000 * max(live), "idle_max_gap_ms": 1000 * max(idle),
             "median_gap_ms": 1000 * float(np.median(live)), "note": note}
@@ -225,7 +230,8 @@ def run() -> list[Figure]:
                note=f"demo cache warm; cold (demo built from meshes) {cold:.2f} s"),
         Figure("viewport_fps_live", live["fps_live"], "fps", live["fps_rebuild"],
                "scene rebuilt (mesh upload) per frame", False,
-               note=f"{live['note']}; {live['frames']} frames in {live['wall_s']:.1f} s, mean draw "
+               note=f"{live['note']}; {live['frames']} frames in {live['wall_s']:.1f} s after the first "
+                    f"(at {live['first_frame_s']:.1f} s), mean draw "
                     f"{live['draw_ms_mean']:.1f} ms; pose-only unthrottled {live['fps_pose_only_unthrottled']:.1f} fps"),
         Figure("max_stall_ms", live["max_stall_ms"], "ms", live["idle_max_gap_ms"],
                "same 10 ms timer, window idle", True,

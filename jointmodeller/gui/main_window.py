@@ -117,10 +117,11 @@ def available_studies() -> list[str]:
     for study, module in (("equilibrium", "jointmodeller.app.studies"), ("dynamics", "jointmodeller.app.studies"),
                           ("laxity", "jointmodeller.app.laxity")):
         try:
-            importlib.import_module(module)
-        except ImportError:
-            continue
-        found.append(study)
+            present = importlib.util.find_spec(module) is not None  # imported when a study starts
+        except (ImportError, ValueError):
+            present = False
+        if present:
+            found.append(study)
     return found
 
 
@@ -146,7 +147,7 @@ class RunPanel(QWidget):
         self.slider = QSlider(Qt.Horizontal, self)
         self.slider.setEnabled(False)
         self.time_label = QLabel("t = –", self)
-        self.time_label.setFixedWidth(self.time_label.fontMetrics().horizontalAdvance("t = 00000.000 s") + 8)
+        self.time_label.setFixedWidth(self.time_label.fontMetrics().horizontalAdvance("load = -00000.0 N·m") + 8)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
         top = QHBoxLayout()
@@ -659,7 +660,7 @@ class MainWindow(QMainWindow):
         frame = self.frames.frame(i)
         self.viewport.show_frame(frame, now=True)
         self.plots.set_time(frame.time or 0.0)
-        self.run_panel.time_label.setText(f"t = {frame.time:.3f} s")
+        self.run_panel.time_label.setText(self.frames.label(i))
 
     # ------------------------------------------------------------------ screenshots
     def screenshot_dialog(self) -> None:

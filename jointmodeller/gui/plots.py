@@ -4,9 +4,7 @@ laxity curves (load against the measured quantity, with the cadaver data when th
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from matplotlib.figure import Figure
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from jointmodeller.model.results import RunRecord
 
@@ -24,16 +22,33 @@ class PlotPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.figure = Figure(figsize=(5, 3), tight_layout=True)
-        self.canvas = FigureCanvasQTAgg(self.figure)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.canvas)
+        self.figure = None
+        self.canvas = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._placeholder = QLabel("Run a study or choose a stored run to see its plots.", self)
+        self._layout.addWidget(self._placeholder)
         self._cursors: list = []
         self.plotted: list[str] = []
 
+    def _ensure_canvas(self) -> None:
+        """Create the matplotlib canvas on first use (keeps matplotlib out of start-up)."""
+        if self.canvas is not None:
+            return
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+        from matplotlib.figure import Figure
+
+        self.figure = Figure(figsize=(5, 3), tight_layout=True)
+        self.canvas = FigureCanvasQTAgg(self.figure)
+        self._placeholder.hide()
+        self._layout.addWidget(self.canvas)
+
     def show_run(self, run: RunRecord | None) -> None:
         """Draw what the run holds (nothing when None)."""
+        if run is None and self.canvas is None:
+            self.plotted = []
+            return
+        self._ensure_canvas()
         self.figure.clear()
         self._cursors = []
         self.plotted = []

@@ -34,6 +34,13 @@ class RunFrames:
     R_GL: np.ndarray
     t_G: np.ndarray
     tissue_force_N: np.ndarray | None = None
+    axis_name: str = "t"
+    axis_unit: str = "s"
+
+    def label(self, i: int) -> str:
+        """Caption of sample i, e.g. ``t = 0.250 s`` or ``load = 40 N``."""
+        i = int(np.clip(i, 0, len(self) - 1))
+        return f"{self.axis_name} = {self.times[i]:.4g} {self.axis_unit}".strip()
 
     def __len__(self) -> int:
         return int(self.times.shape[0])
@@ -91,6 +98,8 @@ def frames_from_run(project: Project, run: RunRecord) -> RunFrames | None:
             R_BL = run.parameters.get("R_BL")
             R, t = poses_from_arrays(project, names, p, s["body_q_GB"], "GB",
                                      None if R_BL is None else np.asarray(R_BL, float))
+    elif "moving_p_G" in s and "moving_q_GB" in s and run.parameters.get("moving_body") in fallback:
+        return _laxity_frames(project, run)
     else:
         return None
     times = np.asarray(s.get("time", np.arange(k, dtype=float)), float).reshape(-1)[:k]
@@ -104,6 +113,41 @@ def frames_from_run(project: Project, run: RunRecord) -> RunFrames | None:
             ordered[:, [order[lab] for lab in labels]] = force
             force = ordered
     return RunFrames(times=times, names=names, R_GL=R, t_G=t, tissue_force_N=force)
+
+
+def _laxity_frames(project: Project, run: RunRecord) -> RunFrames:
+    """Frames of a laxity sweep: the moving body's pose per load step (B = principal axes of its
+    inertia, as app.build makes it), every other mass at its initial pose."""
+    from jointmodeller.app.build import principal_axes
+    from jointmodeller.app.picking import mass_pose
+
+    s = run.series
+    p = np.asarray(s["moving_p_G"], float).reshape(-1, 3)
+    q = np.asarray(s["moving_q_GB"], float).reshape(-1, 4)
+    k = p.shape[0]
+    moving = project.mass(run.parameters["moving_body"])
+    _, R_BL = principal_axes(moving.inertia_L)
+    R_mov = quat_to_matrix(q) @ R_BL
+    t_mov = p - R_mov @ np.asarray(moving.com_L, float)
+    names = [m.name for m in project.masses]
+    R = np.zeros((k, len(names), 3, 3))
+    t = np.zeros((k, len(names), 3))
+    for j, m in enumerate(project.masses):
+        if m.name == moving.name:
+            R[:, j], t[:, j] = R_mov, t_mov
+        else:
+            R0, t0 = mass_pose(m)
+            R[:, j], t[:, j] = R0, t0
+    force = s.get("tissue_tension_N")
+    labels = run.labels.get("tissue_tension_N") or []
+    order = [a.name for a in project.attachments]
+    if force is not None and sorted(labels) == sorted(order):
+        force = np.asarray(force, float).reshape(k, -1)[:, [labels.index(n) for n in order]]
+    else:
+        force = None
+    load = np.asarray(s.get("load", np.arange(k, dtype=float)), float).reshape(-1)[:k]
+    unit = "N" if run.parameters.get("load_kind") != "internal_external" else "N·m"
+    return RunFrames(times=load, names=names, R_GL=R, t_G=t, tissue_force_N=force, axis_name="load", axis_unit=unit)
 
 
 def frame_from_sample(project: Project, sample: object) -> SceneFrame | None:

@@ -102,3 +102,25 @@ def test_live_sample_with_paths_and_contact(small_project):
         "labels": {"mesh_R_GL": names, "tissue_force_N": ["MCL"]}})
     assert f.tissue_paths_G[0] == pytest.approx(path) and f.tissue_force_N == pytest.approx([7.0])
     assert f.contact_pressure_Pa == pytest.approx([1e6, 2e6])
+
+
+def test_laxity_sweep_frames_pose_the_moving_body(small_project):
+    pytest.importorskip("jointmodeller.app.build")
+    from jointmodeller.app.build import principal_axes
+    from jointmodeller.core.mechanics.rotations import matrix_to_quat
+
+    upper = small_project.mass("upper")
+    _, R_BL = principal_axes(upper.inertia_L)
+    R_GL = np.stack([rot_z(a) @ mass_pose(upper)[0] for a in (0.0, 0.1, 0.2)])
+    p_G = np.array([[0, 0, 0.11], [0.001, 0, 0.11], [0.002, 0, 0.11]])
+    run = RunRecord(study="laxity", parameters={"moving_body": "upper", "load_kind": "varus_valgus"},
+                    series={"load": np.array([0.0, 50.0, 100.0]), "moving_p_G": p_G,
+                            "moving_q_GB": matrix_to_quat(R_GL @ R_BL.T),
+                            "tissue_tension_N": np.array([[0.0], [1.0], [2.0]])},
+                    labels={"tissue_tension_N": ["MCL"]})
+    frames = frames_from_run(small_project, run)
+    f = frames.frame(2)
+    assert f.poses["upper"][0] == pytest.approx(R_GL[2], abs=1e-12)
+    assert to_global(f.poses["upper"], upper.com_L) == pytest.approx(p_G[2], abs=1e-12)
+    assert f.poses["lower"][1] == pytest.approx(mass_pose(small_project.mass("lower"))[1])
+    assert f.tissue_force_N == pytest.approx([2.0]) and frames.label(1) == "load = 50 N"
