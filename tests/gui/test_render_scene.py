@@ -124,3 +124,17 @@ def test_laxity_sweep_frames_pose_the_moving_body(small_project):
     assert to_global(f.poses["upper"], upper.com_L) == pytest.approx(p_G[2], abs=1e-12)
     assert f.poses["lower"][1] == pytest.approx(mass_pose(small_project.mass("lower"))[1])
     assert f.tissue_force_N == pytest.approx([2.0]) and frames.label(1) == "load = 50 N"
+
+
+def test_display_mesh_is_decimated_but_keeps_the_shape():
+    import trimesh
+
+    from jointmodeller.model.mesh import MeshData
+    from jointmodeller.render.scene import DISPLAY_MAX_FACES, display_mesh
+
+    tm = trimesh.creation.icosphere(subdivisions=6, radius=0.02)  # 81,920 faces
+    mesh = MeshData(tm.vertices, tm.faces, source="sphere")
+    poly = display_mesh(mesh)
+    assert poly.n_cells <= DISPLAY_MAX_FACES * 1.02 and display_mesh(mesh) is poly
+    r = np.linalg.norm(np.asarray(poly.points), axis=1)
+    assert np.abs(r - 0.02).max() < 0.02 * 0.02  # every drawn vertex within 2 % of the true surface
