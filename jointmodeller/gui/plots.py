@@ -11,8 +11,10 @@ from jointmodeller.model.results import RunRecord
 TIME_SERIES = (
     ("tissue_force_N", "tissue force [N]", 1.0),
     ("tissue_length_m", "tissue length [mm]", 1000.0),
-    ("contact_force_N", "contact force [N]", 1.0),
+    ("contact_force_G", "contact force [N]", 1.0),
 )
+VECTOR_SERIES = ("contact_force_G",)
+"""Series of vectors (k, c, 3) plotted as their magnitudes."""
 LAXITY_X = ("load", "load_N", "load_Nm", "applied_load")
 LAXITY_Y = ("value", "measure", "laxity_deg", "varus_valgus_deg", "displacement")
 
@@ -74,7 +76,10 @@ class PlotPanel(QWidget):
         for k, (kind, key, label, scale) in enumerate(panels):
             ax = self.figure.add_subplot(len(panels), 1, k + 1)
             if kind == "time":
-                y = np.asarray(s[key], float).reshape(t.shape[0], -1) * scale
+                y = np.asarray(s[key], float)
+                if key in VECTOR_SERIES:
+                    y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)
+                y = y.reshape(t.shape[0], -1) * scale
                 names = run.labels.get(key) or run.labels.get("tissue") or []
                 for j in range(y.shape[1]):
                     ax.plot(t, y[:, j], label=names[j] if j < len(names) else None)

@@ -79,6 +79,18 @@ def tension_colours(base_rgb: np.ndarray, force_N: np.ndarray | None, scale_N: f
     return (1.0 - f) * base_rgb + f * TENSION_HOT
 
 
+def body_axes_L(inertia_L) -> np.ndarray:
+    """The body frame B's axes (principal axes of inertia, as app.build makes them) as rows (3, 3)
+    in L, i.e. R_BL; L's own axes when the inertia is not usable."""
+    try:
+        from jointmodeller.app.build import principal_axes
+
+        _, R_BL = principal_axes(inertia_L)
+        return np.asarray(R_BL, float) if np.isfinite(R_BL).all() else np.eye(3)
+    except (ImportError, ValueError, np.linalg.LinAlgError):
+        return np.eye(3)
+
+
 @dataclass
 class SceneFrame:
     """One moment to show: poses per mass name, tissue forces (m,) [N] in attachment order, optional
@@ -136,7 +148,7 @@ class JointScene:
                                pickable=True, render=False)
             self.mass_actors[m.name] = actor
             size = float(np.ptp(m.mesh.vertices_L, axis=0).max()) * 0.25
-            axes = self._axes_poly(np.asarray(m.com_L, float), size)
+            axes = self._axes_poly(np.asarray(m.com_L, float), size, body_axes_L(m.inertia_L))
             self.axes_actors[m.name] = p.add_mesh(axes, scalars="rgb", rgb=True, line_width=3,
                                                   name=f"axes:{m.name}", pickable=False, render=False)
             self.axes_actors[m.name].SetVisibility(self.show_axes)
@@ -148,8 +160,10 @@ class JointScene:
         self._restyle_selection()
 
     @staticmethod
-    def _axes_poly(origin: np.ndarray, size: float) -> pv.PolyData:
-        pts = np.vstack([origin, origin + [size, 0, 0], origin + [0, size, 0], origin + [0, 0, size]])
+    def _axes_poly(origin: np.ndarray, size: float, axes_L: np.ndarray | None = None) -> pv.PolyData:
+        """Three lines from ``origin`` along the rows of ``axes_L`` (3, 3) (default: L's own axes)."""
+        a = np.eye(3) if axes_L is None else np.asarray(axes_L, float)
+        pts = np.vstack([origin, origin + size * a[0], origin + size * a[1], origin + size * a[2]])
         lines = np.array([2, 0, 1, 2, 0, 2, 2, 0, 3])
         poly = pv.PolyData(pts, lines=lines)
         poly.cell_data["rgb"] = np.array([hex_rgb(c) for c in AXIS_COLOURS])

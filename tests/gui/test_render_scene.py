@@ -138,3 +138,14 @@ def test_display_mesh_is_decimated_but_keeps_the_shape():
     assert poly.n_cells <= DISPLAY_MAX_FACES * 1.02 and display_mesh(mesh) is poly
     r = np.linalg.norm(np.asarray(poly.points), axis=1)
     assert np.abs(r - 0.02).max() < 0.02 * 0.02  # every drawn vertex within 2 % of the true surface
+
+
+def test_body_axes_are_the_principal_axes(small_project):
+    from jointmodeller.render.scene import body_axes_L
+
+    I = np.diag([1.0, 3.0, 2.0])
+    R = body_axes_L(I)
+    for k in range(3):  # each drawn axis is an eigenvector of the inertia
+        v = R[k]
+        assert np.cross(I @ v, v) == pytest.approx(np.zeros(3), abs=1e-12)
+    assert np.linalg.det(R) == pytest.approx(1.0)

@@ -125,3 +125,25 @@ def test_live_frames_reach_the_viewport_and_the_event_loop_keeps_ticking(qtbot, 
     assert drawn >= 5  # live frames were drawn while the study ran
     assert uploads == []  # poses only: no mesh rebuilt per frame
     assert 1000 * max(cpu) < 100.0
+
+
+def test_plots_of_forces_lengths_contact_and_laxity(qtbot):
+    from jointmodeller.gui.plots import PlotPanel
+    from jointmodeller.model.results import RunRecord
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    t = np.linspace(0, 1, 11)
+    contact = np.zeros((11, 1, 3))
+    contact[:, 0, 2] = 3.0
+    contact[:, 0, 0] = 4.0
+    panel.show_run(RunRecord(study="dynamics", series={
+        "time": t, "tissue_force_N": np.outer(t, [1.0, 2.0]), "tissue_length_m": np.full((11, 2), 0.03),
+        "contact_force_G": contact}, labels={"tissue_force_N": ["a", "b"]}))
+    assert panel.plotted == ["tissue_force_N", "tissue_length_m", "contact_force_G"]
+    ax = panel.figure.axes[2]
+    assert ax.lines[0].get_ydata() == pytest.approx(np.full(11, 5.0))  # |(4, 0, 3)| N
+    assert panel.figure.axes[1].lines[0].get_ydata() == pytest.approx(np.full(11, 30.0))  # mm
+    panel.show_run(RunRecord(study="laxity", series={"load": np.linspace(-100, 100, 5),
+                                                      "measure": np.linspace(-3, 3, 5)}))
+    assert panel.plotted == ["laxity"] and len(panel.figure.axes) == 1
