@@ -80,6 +80,11 @@ DEMO_TISSUES: tuple[Bundle, ...] = (
 CARTILAGE = dict(thickness_m=2 * mesh_demo.CARTILAGE_T, youngs_modulus_Pa=10.0e6, poisson_ratio=0.45)
 """Contact pair: combined thickness of the two layers (1.5 mm each), cartilage E and ν (docs/demo.md)."""
 
+CALIBRATED_STIFFNESS_SCALE = 50.0
+"""MJM-style hand calibration (seed 004 §6): the bundle-stiffness factor that brings this demo's
+estimated varus–valgus laxity into the measured 1.3°–5° band (about 4.8° at ×40, 4.0° at ×60; see
+docs/demo.md). Not a literature value: ``build_demo_project`` uses 1.0 unless asked."""
+
 LOAD_N = 100.0
 LEVER_M = 0.30
 
