@@ -28,12 +28,14 @@ from jointmodeller.model.specs import (
     ContactPair,
     Experiment,
     Force,
+    JointSpec,
+    LoadProfile,
     Mass,
     Project,
     ProjectInfo,
     SpringType,
 )
-from jointmodeller.model.validation import project_problems
+from jointmodeller.model.validation import MOBILIZER_TYPES, project_problems
 from jointmodeller.persistence import ProjectStore, load_project, save_project
 
 INFO = "info"
@@ -50,8 +52,10 @@ LABEL_TO_SECTION = {v: k for k, v in SECTION_LABELS.items()}
 MM = 1000.0
 RECOVERY_SUFFIX = ".recovery.json"
 
-ColumnKind = Literal["str", "float", "opt_float", "int", "bool", "vec3", "floats", "mat3", "choice",
+ColumnKind = Literal["str", "strs", "float", "opt_float", "int", "bool", "vec3", "floats", "mat3", "choice",
                      "mass", "mass_or_ground", "spring", "mesh"]
+NO_JOINT = "none"
+"""Mobilizer type shown for a mass without a joint (a free body in the MJM backend)."""
 
 
 class CellError(ValueError):
@@ -96,23 +100,38 @@ class Column:
 
     # ------------------------------------------------------------------ values
     def get(self, row: Any) -> Any:
+        """The stored value (None inside an absent optional part, e.g. a mass without a joint)."""
         obj = row
         for part in self.key.split("."):
+            if obj is None:
+                return None
             obj = getattr(obj, part)
         return obj
 
     def set(self, row: Any, value: Any) -> Any:
-        """A copy of ``row`` with this column's field set to ``value`` (nested fields too)."""
+        """A copy of ``row`` with this column's field set to ``value`` (nested fields too; an absent
+        optional part is created, and a mobilizer type of "none" removes the joint)."""
         head, _, rest = self.key.partition(".")
         if not rest:
             return replace(row, **{head: value})
+        if self.key == "joint.type" and value == NO_JOINT:
+            return replace(row, joint=None)
+        inner_obj = getattr(row, head)
+        if inner_obj is None:
+            inner_obj = NESTED_DEFAULTS[head]()
         inner = Column(rest, self.label)
-        return replace(row, **{head: inner.set(getattr(row, head), value)})
+        return replace(row, **{head: inner.set(inner_obj, value)})
 
     def format(self, row: Any) -> str:
         """Display text of this cell (display units)."""
         v = self.get(row)
         s = self.scale
+        if v is None and self.key == "joint.type":
+            return NO_JOINT
+        if v is None and self.kind != "mesh":
+            return ""
+        if self.kind == "strs":
+            return ", ".join(v)
         if self.kind in ("float", "opt_float"):
             return "" if v is None else _fmt(v * s)
         if self.kind == "int":
@@ -134,6 +153,8 @@ class Column:
         k = self.kind
         if k == "str":
             return text.strip()
+        if k == "strs":
+            return tuple(p for p in (x.strip() for x in re.split(r"[,;]", text)) if p)
         if k in ("choice", "mass", "mass_or_ground", "spring"):
             v = text.strip()
             allowed = self.allowed(project)
@@ -184,6 +205,8 @@ class Column:
             return tuple(sp.name for sp in project.springs)
         return None
 
+
+NESTED_DEFAULTS = {"joint": JointSpec, "profile": LoadProfile}
 
 C = Column
 COLUMNS: dict[str, tuple[Column, ...]] = {
@@ -243,6 +266,21 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         C("flexion_deg", "Flexion [°]", "float"), C("measure", "Measure"),
     ),
 }
+MOBILIZER_COLUMNS: tuple[Column, ...] = (
+    C("name", "Mass", editable=False),
+    C("joint.type", "Mobilizer", "choice", choices=(NO_JOINT,) + MOBILIZER_TYPES,
+      tip="none: a free body (MJM backend); else the mobilizer to its parent (mobilizer backend)"),
+    C("joint.parent", "Parent", "mass_or_ground"),
+    C("joint.coordinates", "Coordinates", "strs"),
+    C("joint.default_q", "Initial values", "floats"),
+    C("joint.frame_parent.origin_L", "P origin in parent L [mm]", "vec3", MM),
+    C("joint.frame_parent.euler_deg", "P angles [°]", "vec3"),
+    C("joint.frame_child.origin_L", "F origin in L [mm]", "vec3", MM),
+    C("joint.frame_child.euler_deg", "F angles [°]", "vec3"),
+    C("joint.reversed", "Reversed", "bool"),
+)
+"""The Mobilizers panel: the joint of each mass row (section "masses")."""
+EXTRA_COLUMNS: dict[str, tuple[Column, ...]] = {"masses": MOBILIZER_COLUMNS}
 del C
 
 
@@ -259,7 +297,7 @@ def with_section_rows(project: Project, section: str, rows: tuple) -> Project:
 
 
 def column(section: str, key: str) -> Column:
-    for col in COLUMNS[section]:
+    for col in COLUMNS[section] + EXTRA_COLUMNS.get(section, ()):
         if col.key == key:
             return col
     raise KeyError(f"no column {key!r} in section {section!r}")
@@ -593,13 +631,14 @@ class Document:
                 index = int(m.group(1)) - 1
             else:
                 return None
-        keys = [c.key for c in COLUMNS[section]]
+        keys = [c.key for c in COLUMNS[section] + EXTRA_COLUMNS.get(section, ())]
         f = problem.field or ""
         if f in keys:
             key = f
         else:
+            prefix = next((k for k in keys if f.startswith(k + ".") or f.startswith(k + "[")), None)
             top = re.split(r"[.\[]", f)[0]
-            key = top if top in keys else keys[0]
+            key = prefix or (top if top in keys else keys[0])
         return section, index, key
 
     # ------------------------------------------------------------------ files

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import Command, DocEvent, Document
+from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document
 from jointmodeller.model.errors import JointModellerError, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
@@ -49,7 +49,9 @@ AUTOSAVE_MS = 60_000
 MAX_RECENT = 8
 PROJECT_FILTER = "JointModeller projects (*.jmdb);;All files (*)"
 TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", "Attachments"),
-                  ("forces", "Forces"), ("contacts", "Contacts"), ("experiments", "Experiments"))
+                  ("forces", "Forces"), ("contacts", "Contacts"), ("mobilizers", "Mobilizers"),
+                  ("experiments", "Experiments"))
+"""Panels: the MJM sections, then the feature lists (mobilizers are the joints of the mass rows)."""
 
 
 class QtCommand(QUndoCommand):
@@ -199,11 +201,14 @@ class MainWindow(QMainWindow):
         self.panels: dict[str, SectionPanel] = {}
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.project_form, "Project")
-        for section, label in TABLE_SECTIONS:
-            panel = SectionPanel(self.doc, section, self)
+        for key, label in TABLE_SECTIONS:
+            if key == "mobilizers":
+                panel = SectionPanel(self.doc, "masses", self, columns=MOBILIZER_COLUMNS, rows_fixed=True)
+            else:
+                panel = SectionPanel(self.doc, key, self)
             panel.rowSelected.connect(self._table_selected)
             panel.model.message.connect(lambda m: self.statusBar().showMessage(m, 8000) if m else None)
-            self.panels[section] = panel
+            self.panels[key] = panel
             self.tabs.addTab(panel, label)
         self.run_panel = RunPanel(self)
         self.plots = PlotPanel(self)

@@ -34,11 +34,11 @@ class SectionTableModel(QAbstractTableModel):
     message = Signal(str)
     """A message for the user: why the last edit was refused."""
 
-    def __init__(self, doc: Document, section: str, parent=None):
+    def __init__(self, doc: Document, section: str, parent=None, columns=None):
         super().__init__(parent)
         self.doc = doc
         self.section = section
-        self.columns = COLUMNS[section]
+        self.columns = COLUMNS[section] if columns is None else tuple(columns)
         self.last_error = ""
         self._cells: dict | None = None
         self._unsubscribe = doc.subscribe(self._on_event)
@@ -168,10 +168,10 @@ class SectionPanel(QWidget):
 
     rowSelected = Signal(str, int)
 
-    def __init__(self, doc: Document, section: str, parent=None):
+    def __init__(self, doc: Document, section: str, parent=None, columns=None, rows_fixed: bool = False):
         super().__init__(parent)
         self.section = section
-        self.model = SectionTableModel(doc, section, self)
+        self.model = SectionTableModel(doc, section, self, columns)
         self.view = QTableView(self)
         self.view.setModel(self.model)
         self.view.setItemDelegate(ChoiceDelegate(self.model, self.view))
@@ -192,6 +192,8 @@ class SectionPanel(QWidget):
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.delete_button)
         buttons.addStretch(1)
+        self.add_button.setVisible(not rows_fixed)
+        self.delete_button.setVisible(not rows_fixed)
         lay = QVBoxLayout(self)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.message)

@@ -105,3 +105,25 @@ def test_runs_kept_in_memory_until_first_save(small_project, tmp_path):
     runs = doc.list_runs()
     assert len(runs) == 1 and runs[0].id > 0
     assert np.array_equal(doc.load_run(runs[0].id).series["time"], run.series["time"])
+
+
+def test_mobilizer_columns_create_edit_and_remove_the_joint(small_project):
+    doc = Document(small_project)
+    assert column("masses", "joint.type").format(doc.project.masses[1]) == "none"
+    assert column("masses", "joint.parent").format(doc.project.masses[1]) == ""
+    doc.set_cell("masses", 1, "joint.type", "pin")
+    j = doc.project.masses[1].joint
+    assert j is not None and j.type == "pin" and j.parent == "ground"
+    doc.set_cell("masses", 1, "joint.coordinates", "flexion")
+    doc.set_cell("masses", 1, "joint.default_q", "0.25")
+    doc.set_cell("masses", 1, "joint.frame_child.origin_L", "0, 0, -50")
+    j = doc.project.masses[1].joint
+    assert j.coordinates == ("flexion",) and j.default_q == (0.25,)
+    assert j.frame_child.origin_L == pytest.approx((0.0, 0.0, -0.05))
+    doc.set_cell("masses", 1, "joint.parent", "upper")  # its own parent: marked on that cell
+    assert ("masses", 1, "joint.parent") in doc.cell_problems()
+    doc.set_cell("masses", 1, "joint.type", "none")
+    assert doc.project.masses[1].joint is None
+    for _ in range(6):
+        doc.undo()
+    assert doc.project == small_project

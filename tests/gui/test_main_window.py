@@ -24,7 +24,7 @@ def col_index(section: str, key: str) -> int:
 def type_into_cell(qtbot, panel, row: int, key: str, text: str) -> None:
     """Edit a cell the way a user does: open the editor, type, press Enter."""
     panel.window().tabs.setCurrentWidget(panel)
-    idx = panel.model.index(row, col_index(panel.section, key))
+    idx = panel.model.index(row, [c.key for c in panel.model.columns].index(key))
     panel.view.setCurrentIndex(idx)
     panel.view.edit(idx)
     vp = panel.view.viewport()
@@ -209,3 +209,15 @@ def test_selection_follows_between_viewport_and_tables(qtbot, window, small_proj
     w.tabs.setCurrentWidget(w.panels["attachments"])
     w.panels["attachments"].view.selectRow(0)
     assert w.viewport.scene.selected == ("attachments", 0)
+
+
+def test_mobilizers_panel_edits_the_joint_of_a_mass(qtbot, window, small_project):
+    w = window(small_project)
+    panel = w.panels["mobilizers"]
+    assert panel.model.rowCount() == 2 and not panel.add_button.isVisible()
+    type_into_cell(qtbot, panel, 1, "joint.type", "ball")
+    type_into_cell(qtbot, panel, 1, "joint.parent", "lower")
+    assert w.doc.project.masses[1].joint.type == "ball" and w.doc.project.masses[1].joint.parent == "lower"
+    w.act_undo.trigger()
+    w.act_undo.trigger()
+    assert w.doc.project.masses[1].joint is None
