@@ -267,6 +267,14 @@ def write_mesh(mesh: MeshData, path: str | Path, units: Units = "m") -> Path:
         raise MeshError(f"mesh file {str(path)!r}: units must be 'mm' or 'm', got {units!r}")
     v = np.asarray(mesh.vertices_L) / UNIT_SCALE[units]
     f = np.asarray(mesh.faces)
+    try:
+        _write(path, suffix, v, f, mesh.source)
+    except OSError as exc:
+        raise MeshError(f"mesh file {str(path)!r}: cannot be written ({exc.strerror or exc})") from exc
+    return path
+
+
+def _write(path: Path, suffix: str, v: np.ndarray, f: np.ndarray, source: str) -> None:
     if suffix in TRIMESH_SUFFIXES:
         import trimesh
 
@@ -277,7 +285,7 @@ def write_mesh(mesh: MeshData, path: str | Path, units: Units = "m") -> Path:
         cells = np.hstack([np.full((len(f), 1), 3, dtype=np.int64), f]).ravel()
         pv.PolyData(v, cells).save(path, binary=True)
     elif suffix in (".wrl", ".vrml"):
-        write_vrml(path, v, f, name=mesh.source or path.stem)
+        write_vrml(path, v, f, name=source or path.stem)
     else:
-        raise _fail(path, f"cannot write format {path.suffix!r} (supported: {', '.join(SUPPORTED_SUFFIXES)})")
-    return path
+        raise _fail(path, f"cannot write format {path.suffix!r} (supported: .stl, .obj, .ply, .off, .vtp, "
+                          ".vtk, .wrl, .vrml)")

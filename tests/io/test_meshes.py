@@ -130,6 +130,13 @@ def test_truncated_binary_stl(tmp_path, sphere_mm):
     assert struct.unpack("<I", raw[80:84])[0] == sphere_mm.n_faces
 
 
+def test_write_errors_are_mesh_errors(tmp_path, sphere_mm):
+    with pytest.raises(MeshError, match="cannot be written"):
+        write_mesh(sphere_mm, tmp_path / "no" / "such" / "dir" / "s.stl")
+    with pytest.raises(MeshError, match="cannot write format"):
+        write_mesh(sphere_mm, tmp_path / "s.xyz")
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(MeshError, match="does not exist"):
         read_mesh(tmp_path / "nope.stl")
