@@ -151,3 +151,32 @@ def study_function(study: str, project: Project, **options) -> Callable:
 
 
 __all__ = ["LIVE_SAMPLE_HZ", "WatchedSystem", "live_dynamics", "live_sample", "study_function"]
+
+
+PROGRESS_INTERVAL_S = 1.0 / 20.0
+
+
+def run_in_child(study: str, project: Project, options: dict, queue, cancel, resume) -> None:
+    """Entry point of a study process: runs ``study`` and sends ("progress", f), ("sample", dict),
+    then ("done", RunRecord) or ("failed", message) through ``queue``; waits while ``resume`` is clear
+    and stops when ``cancel`` is set. No Qt here: the GUI process polls the queue."""
+    import traceback
+
+    last = [-1.0, 0.0]
+
+    def progress(fraction: float, sample=None) -> None:
+        resume.wait()
+        now = time.perf_counter()
+        f = float(fraction)
+        if (f > last[0] and now - last[1] >= PROGRESS_INTERVAL_S) or f >= 1.0:
+            last[0], last[1] = f, now
+            queue.put(("progress", f))
+        if sample is not None:
+            queue.put(("sample", sample))
+
+    try:
+        run = study_function(study, project, **options)(progress, cancel)
+    except Exception as exc:  # reported to the GUI, which stays up
+        queue.put(("failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
+        return
+    queue.put(("done", run))

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
@@ -40,7 +40,7 @@ from jointmodeller.render.scene import CAMERA_PRESETS
 from jointmodeller.gui.live import study_function
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
-from jointmodeller.gui.runner import StudyRunner
+from jointmodeller.gui.runner import ProcessStudyRunner, StudyRunner
 from jointmodeller.gui.tables import ProjectForm, SectionPanel
 from jointmodeller.gui.viewport import Viewport
 
@@ -178,6 +178,9 @@ class RunPanel(QWidget):
 class MainWindow(QMainWindow):
     """JointModeller's main window over one :class:`Document`."""
 
+    runFinished = Signal(object)
+    """A study ended with this RunRecord (before it is stored and shown)."""
+
     def __init__(self, doc: Document | None = None, *, settings: QSettings | None = None,
                  confirm: bool = True, autosave_ms: int = AUTOSAVE_MS):
         super().__init__()
@@ -188,6 +191,10 @@ class MainWindow(QMainWindow):
             self.doc.recovery_dir = recovery_dir()
         self.undo_stack = QUndoStack(self)
         self.runner = StudyRunner(self)
+        self.process_runner = ProcessStudyRunner(self)
+        self.study_in_process = True
+        """Run the app's studies in a separate process (else in a thread of this one)."""
+        self._active = self.runner
         self.studies = available_studies()
         self.frames: RunFrames | None = None
         self.shown_run: RunRecord | None = None
@@ -237,15 +244,16 @@ class MainWindow(QMainWindow):
         self.viewport.attachmentMoved.connect(
             lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
         self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
-        self.runner.progressed.connect(self._progress)
-        self.runner.sample.connect(self._live_sample)
-        self.runner.finished.connect(self._run_finished)
-        self.runner.failed.connect(self._run_failed)
-        self.runner.runningChanged.connect(self.run_panel.set_running)
+        for runner in (self.runner, self.process_runner):
+            runner.progressed.connect(self._progress)
+            runner.sample.connect(self._live_sample)
+            runner.finished.connect(self._run_finished)
+            runner.failed.connect(self._run_failed)
+            runner.runningChanged.connect(self.run_panel.set_running)
         rp = self.run_panel
         rp.start.clicked.connect(lambda: self.start_study())
-        rp.pause.toggled.connect(lambda on: self.runner.pause() if on else self.runner.resume())
-        rp.stop.clicked.connect(self.runner.stop)
+        rp.pause.toggled.connect(lambda on: self._active.pause() if on else self._active.resume())
+        rp.stop.clicked.connect(lambda: self._active.stop())
         rp.runs.currentIndexChanged.connect(self._run_chosen)
         rp.slider.valueChanged.connect(self.show_sample)
         for name in self.studies:
@@ -490,9 +498,10 @@ class MainWindow(QMainWindow):
         if not self._maybe_save():
             event.ignore()
             return
-        if self.runner.running:
-            self.runner.stop()
-            self.runner.wait(10000)
+        for runner in (self.runner, self.process_runner):
+            if runner.running:
+                runner.stop()
+                runner.wait(10000)
         self._autosave.stop()
         if self.confirm or not self.doc.dirty:
             self.doc.discard_recovery()
@@ -579,9 +588,14 @@ class MainWindow(QMainWindow):
         t = float(t_end if t_end is not None else self.run_panel.t_end.value())
         return study_function(study, self.doc.project, t_end=t)
 
+    @property
+    def study_running(self) -> bool:
+        return self.runner.running or self.process_runner.running
+
     def start_study(self, study: str | None = None, fn=None) -> bool:
-        """Start a study (the chosen one, or ``fn(progress, cancel)``) off the GUI thread."""
-        if self.runner.running:
+        """Start a study off the GUI thread: the chosen app study in its own process (or thread), or
+        ``fn(progress, cancel)`` in a worker thread."""
+        if self.study_running:
             return False
         if fn is None:
             study = study or self.run_panel.study.currentText()
@@ -592,11 +606,17 @@ class MainWindow(QMainWindow):
             if problems:
                 self.run_panel.status.setText(f"Fix the marked problems first ({len(problems)}): {problems[0]}")
                 return False
-            fn = self.study_function(study)
+            if not self.study_in_process:
+                fn = self.study_function(study)
         self.run_panel.progress.setValue(0)
         self.run_panel.status.setText(f"Running {study or 'study'}…")
         self._live_project = self.doc.project
-        self.runner.start(fn)
+        if fn is None:
+            self._active = self.process_runner
+            self.process_runner.start(study, self.doc.project, {"t_end": float(self.run_panel.t_end.value())})
+        else:
+            self._active = self.runner
+            self.runner.start(fn)
         return True
 
     def _progress(self, fraction: float) -> None:
@@ -610,6 +630,7 @@ class MainWindow(QMainWindow):
                 self.run_panel.time_label.setText(f"t = {frame.time:.3f} s")
 
     def _run_finished(self, run) -> None:
+        self.runFinished.emit(run)
         if not isinstance(run, RunRecord):
             self.run_panel.status.setText("The study returned no run record.")
             return

@@ -13,7 +13,7 @@ import time
 import traceback
 from typing import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 SAMPLE_INTERVAL_S = 1.0 / 40.0
 """Live samples are forwarded at most this often (the viewport draws at most 30 per second)."""
@@ -140,4 +140,116 @@ class StudyRunner(QObject):
         return True if self.thread is None else self.thread.wait(timeout_ms)
 
 
-__all__ = ["StudyRunner", "StudyWorker"]
+class ProcessStudyRunner(QObject):
+    """Runs a named study in a separate process (so the solver never holds this process's GIL and
+    the event loop only draws), with the same signals and controls as :class:`StudyRunner`.
+
+    The child sends progress, live samples and the finished run through a queue that a timer drains
+    every POLL_MS; only the newest live sample of each batch is forwarded.
+    """
+
+    POLL_MS = 15
+    progressed = Signal(float)
+    sample = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+    runningChanged = Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        import multiprocessing as mp
+
+        self._ctx = mp.get_context("spawn")
+        self.process = None
+        self._queue = None
+        self._cancel = None
+        self._resume = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(self.POLL_MS)
+        self._timer.timeout.connect(self._poll)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None
+
+    @property
+    def paused(self) -> bool:
+        return self._resume is not None and not self._resume.is_set()
+
+    def start(self, study: str, project, options: dict | None = None) -> None:
+        from jointmodeller.gui.live import run_in_child
+
+        if self.running:
+            raise RuntimeError("a study is already running")
+        self._queue = self._ctx.Queue()
+        self._cancel = self._ctx.Event()
+        self._resume = self._ctx.Event()
+        self._resume.set()
+        self.process = self._ctx.Process(target=run_in_child, daemon=True,
+                                         args=(study, project, dict(options or {}), self._queue, self._cancel,
+                                               self._resume))
+        self.process.start()
+        self._timer.start()
+        self.runningChanged.emit(True)
+
+    def _poll(self) -> None:
+        import queue as queue_mod
+
+        latest = None
+        for _ in range(200):
+            try:
+                kind, payload = self._queue.get_nowait()
+            except queue_mod.Empty:
+                break
+            if kind == "progress":
+                self.progressed.emit(payload)
+            elif kind == "sample":
+                latest = payload
+            elif kind in ("done", "failed"):
+                if latest is not None:
+                    self.sample.emit(latest)
+                self._finish()
+                (self.finished if kind == "done" else self.failed).emit(payload)
+                return
+        if latest is not None:
+            self.sample.emit(latest)
+        if self.process is not None and not self.process.is_alive() and self._queue.empty():
+            code = self.process.exitcode
+            self._finish()
+            self.failed.emit(f"the study process ended without a result (exit code {code})")
+
+    def _finish(self) -> None:
+        self._timer.stop()
+        if self.process is not None:
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.terminate()
+        self.process = None
+        self.runningChanged.emit(False)
+
+    def pause(self) -> None:
+        if self._resume is not None:
+            self._resume.clear()
+
+    def resume(self) -> None:
+        if self._resume is not None:
+            self._resume.set()
+
+    def stop(self) -> None:
+        """Ask the study to stop; it ends with what it computed so far."""
+        if self._cancel is not None:
+            self._cancel.set()
+            self._resume.set()
+
+    def wait(self, timeout_ms: int = 30000) -> bool:
+        """Process queued messages until the run ends (for closing and tests)."""
+        import time as _t
+
+        end = _t.perf_counter() + timeout_ms / 1000.0
+        while self.running and _t.perf_counter() < end:
+            self._poll()
+            _t.sleep(0.01)
+        return not self.running
+
+
+__all__ = ["ProcessStudyRunner", "StudyRunner", "StudyWorker"]

@@ -93,7 +93,8 @@ def window(qtbot, tmp_path, monkeypatch):
 
     yield make
     for w in made:
-        if w.runner.running:
-            w.runner.stop()
-            w.runner.wait(20000)
+        for runner in (w.runner, w.process_runner):
+            if runner.running:
+                runner.stop()
+                runner.wait(20000)
         w.close()

@@ -24,7 +24,7 @@ def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_p
     w = window(small_project)
     w.run_panel.study.setCurrentText("dynamics")
     w.run_panel.t_end.setValue(0.05)
-    with qtbot.waitSignal(w.runner.finished, timeout=120000) as blocker:
+    with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
         w.run_panel.start.click()
     run = blocker.args[0]
     assert run.status == "completed", run.message
@@ -76,7 +76,7 @@ def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, d
         qtbot.wait(50)
     timer.stop()
     frames = w.viewport.frames_drawn - f0
-    with qtbot.waitSignal(w.runner.finished, timeout=120000):
+    with qtbot.waitSignal(w.runFinished, timeout=120000):
         w.run_panel.stop.click()
     (artifacts_dir / "gui_stall_demo.json").write_text(json.dumps(
         {"max_gap_ms_wall": 1000 * max(wall), "median_gap_ms_wall": 1000 * float(np.median(wall)),
