@@ -7,7 +7,7 @@ benchmark variant (humerus ≥ 50k, ulna ≥ 20k vertices) into the user cache (
 ``--out`` says otherwise.
 
     python scripts/make_demo_meshes.py                 # assets/meshes/demo_elbow_*.ply
-    python scripts/make_demo_meshes.py --high-res      # ~/.cache/jointmodeller/meshes/*_highres.ply
+    python scripts/make_demo_meshes.py --high-res      # ~/.cache/jointmodeller/meshes/*_highres_<tag>.ply
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--high-res", action="store_true", help="benchmark resolution (≥ 50k / ≥ 20k vertices)")
     ap.add_argument("--out", type=Path, default=None, help="output folder")
     args = ap.parse_args(argv)
+    to_cache = args.out is None and args.high_res
     out = args.out or (cache_dir() if args.high_res else REPO / "assets" / "meshes")
-    paths = mesh_demo.write_demo_meshes(out, high_res=args.high_res)
+    paths = mesh_demo.write_demo_meshes(out, high_res=args.high_res,
+                                        tag=mesh_demo.geometry_tag() if to_cache else "")
     for name, path in paths.items():
         mesh = read_mesh(path, units="m")
         print(f"{path}: {mesh.n_vertices} vertices, {mesh.n_faces} faces"

@@ -99,12 +99,15 @@ def cache_dir() -> Path:
 def demo_mesh_paths(high_res: bool = False) -> dict[str, Path]:
     """Paths of the four demo meshes, generating them into the cache when they are not at hand."""
     names = tuple(mesh_demo.SDFS)
-    folders = ([] if high_res else [REPO_ASSETS]) + [cache_dir()]
-    for folder in folders:
-        paths = {n: folder / mesh_demo.mesh_file_name(n, high_res) for n in names}
+    if not high_res:
+        paths = {n: REPO_ASSETS / mesh_demo.mesh_file_name(n) for n in names}
         if all(p.is_file() for p in paths.values()):
             return paths
-    return mesh_demo.write_demo_meshes(cache_dir(), high_res=high_res)
+    tag = mesh_demo.geometry_tag()  # cached copies are regenerated when the geometry code changes
+    paths = {n: cache_dir() / mesh_demo.mesh_file_name(n, high_res, tag) for n in names}
+    if all(p.is_file() for p in paths.values()):
+        return paths
+    return mesh_demo.write_demo_meshes(cache_dir(), high_res=high_res, tag=tag)
 
 
 def load_demo_meshes(high_res: bool = False) -> dict[str, MeshData]:

@@ -17,6 +17,7 @@ wraps the trochlea (a concave saddle whose central ridge sits in the trochlear g
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,12 +246,20 @@ def make_mesh(name: str, high_res: bool = False) -> tuple[np.ndarray, np.ndarray
     return contour(SDFS[name], mesh_bounds(name), spacing)
 
 
-def mesh_file_name(name: str, high_res: bool = False) -> str:
-    return f"demo_elbow_{name}{'_highres' if high_res else ''}.ply"
+def geometry_tag() -> str:
+    """Short hash of this module's source: cached meshes made by another version are not reused."""
+    import hashlib
+
+    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:10]
+
+
+def mesh_file_name(name: str, high_res: bool = False, tag: str = "") -> str:
+    """File name of one demo mesh; ``tag`` (e.g. geometry_tag()) marks cached copies."""
+    return f"demo_elbow_{name}{'_highres' if high_res else ''}{'_' + tag if tag else ''}.ply"
 
 
 def write_demo_meshes(out_dir: str | Path, high_res: bool = False,
-                      names: tuple[str, ...] = tuple(SDFS)) -> dict[str, Path]:
+                      names: tuple[str, ...] = tuple(SDFS), tag: str = "") -> dict[str, Path]:
     """Generate the demo meshes as binary PLY files in out_dir; returns name -> path."""
     import trimesh
 
@@ -259,8 +268,8 @@ def write_demo_meshes(out_dir: str | Path, high_res: bool = False,
     paths = {}
     for name in names:
         v, f = make_mesh(name, high_res)
-        path = out / mesh_file_name(name, high_res)
-        tmp = path.with_suffix(".tmp.ply")
+        path = out / mesh_file_name(name, high_res, tag)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")  # atomic: concurrent builders never see half a file
         tmp.write_bytes(trimesh.Trimesh(v, f, process=False).export(file_type="ply", encoding="binary"))
         tmp.replace(path)
         paths[name] = path
