@@ -99,6 +99,16 @@ def test_non_manifold_mesh_falls_back_to_convex_hull():
     assert np.isclose(p.volume_m3, 2e-6, rtol=1e-9)
 
 
+def test_flat_sheet_has_no_volume_and_says_what_to_do():
+    from jointmodeller.model.errors import MeshError
+
+    grid = trimesh.creation.box((0.02, 0.02, 0.001))
+    v = grid.vertices.copy()
+    v[:, 2] = 0.0  # squash: a flat sheet
+    with pytest.raises(MeshError, match="no volume"):
+        mass_properties(v, grid.faces, RHO)
+
+
 def test_bad_density_raises():
     s = trimesh.creation.box((1, 1, 1))
     with pytest.raises(ValueError):

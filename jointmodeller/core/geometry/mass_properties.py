@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointmodeller.core.geometry.mesh_checks import boundary_loops, surface_report
+from jointmodeller.model.errors import MeshError
 from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.validation import inertia_problems
 
@@ -164,8 +165,9 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
         vol, first, second = -vol, -first, -second
         if method == "closed":
             warnings.append("faces were wound inward; treated as outward")
-    if vol <= 0 or not np.isfinite(vol):
-        raise ValueError("surface encloses no volume")
+    if not np.isfinite(vol) or vol <= 1e-9 * float(np.ptp(v0, axis=0).max()) ** 3:
+        raise MeshError("the surface encloses no volume (a flat or degenerate sheet): enter the mass, "
+                        "centre of mass and inertia instead of computing them from the mesh")
     com0 = first / vol
     second_com = second - vol * np.outer(com0, com0)
     inertia = density * (np.trace(second_com) * np.eye(3) - second_com)
