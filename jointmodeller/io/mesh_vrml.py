@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]|[^\s,\[\]{}"#]+')
+_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[\[\]{}]|[^\s,\[\]{}"#]+')
 _GROUPS = {"Transform", "Group", "Anchor", "Collision", "Billboard", "Separator", "TransformSeparator",
            "Switch", "LOD", "Shape"}
 
@@ -30,8 +30,8 @@ class _Node:
 
 
 def _tokens(text: str) -> list[str]:
-    lines = [ln.split("#", 1)[0] if '"' not in ln else ln for ln in text.splitlines()]
-    return _TOKEN_RE.findall("\n".join(lines))
+    """Strings, brackets and words; comments (# to the end of the line, outside strings) dropped."""
+    return [t for t in _TOKEN_RE.findall(text) if not t.startswith("#")]
 
 
 def _is_number(tok: str) -> bool:
@@ -181,6 +181,12 @@ def _transform_matrix(node: _Node) -> np.ndarray:
 
 def _faces_from_index(index: np.ndarray, n_points: int) -> np.ndarray:
     """Triangle fans (k, 3) of polygons in a -1 separated coordIndex."""
+    idx = index.astype(np.int64)
+    if len(idx) % 4 == 0 and len(idx) and (idx[3::4] < 0).all() and (np.delete(idx, np.s_[3::4]) >= 0).all():
+        tri = idx.reshape(-1, 4)[:, :3]  # the usual case, all triangles: vectorised
+        if tri.max() >= n_points:
+            raise VrmlError(f"coordIndex {int(tri.max())} refers to a point that does not exist ({n_points} points)")
+        return tri
     tris = []
     poly: list[int] = []
     for k in list(index.astype(np.int64)) + [-1]:
