@@ -117,6 +117,7 @@ class JointScene:
         self.tissue_actor = None
         self.tissue_poly: pv.PolyData | None = None
         self.contact_actor = None
+        self.contact_poly: pv.PolyData | None = None
         self.selected: tuple[str, int] | None = None
         self.force_scale_N = 50.0
         self.show_axes = True
@@ -140,6 +141,7 @@ class JointScene:
         self.axes_actors.clear()
         self.arrow_actors = []
         self.tissue_actor = self.contact_actor = None
+        self.contact_poly = None
         self.project = project
         for m in project.masses:
             if m.mesh is None:
@@ -265,10 +267,21 @@ class JointScene:
             rgb[self.selected[1]] = hex_rgb(SELECTED)
         self.tissue_poly.cell_data["rgb"] = rgb
 
+    def _ensure_contact_actor(self) -> None:
+        """One persistent point actor for contact patches: updated in place (a new actor per frame
+        would recompile shaders and cost hundreds of milliseconds on software OpenGL)."""
+        if self.contact_actor is not None:
+            return
+        self.contact_poly = pv.PolyData(np.zeros((1, 3)))
+        self.contact_poly.point_data["pressure [MPa]"] = np.zeros(1)
+        self.contact_actor = self.plotter.add_mesh(self.contact_poly, scalars="pressure [MPa]", cmap="inferno",
+                                                   clim=(0.0, 5.0), point_size=6, name="contact", pickable=False,
+                                                   show_scalar_bar=False, render=False)
+        self.contact_actor.SetVisibility(False)
+
     def clear_contacts(self) -> None:
         if self.contact_actor is not None:
-            self.plotter.remove_actor(self.contact_actor, render=False)
-            self.contact_actor = None
+            self.contact_actor.SetVisibility(False)
 
     def _update_contacts(self, frame: SceneFrame) -> None:
         """Contact points coloured by pressure; a frame without contact data keeps the last patch
@@ -276,16 +289,17 @@ class JointScene:
         pts = frame.contact_points_G
         if pts is None:
             return
-        self.clear_contacts()
         if len(pts) == 0:
+            self.clear_contacts()
             return
-        cloud = pv.PolyData(np.asarray(pts, float))
+        self._ensure_contact_actor()
         pressure = frame.contact_pressure_Pa if frame.contact_pressure_Pa is not None else np.zeros(len(pts))
+        cloud = pv.PolyData(np.asarray(pts, float))
         cloud.point_data["pressure [MPa]"] = np.asarray(pressure, float) * 1e-6
-        self.contact_actor = self.plotter.add_mesh(cloud, scalars="pressure [MPa]", cmap="inferno",
-                                                   point_size=8, render_points_as_spheres=True,
-                                                   name="contact", pickable=False, show_scalar_bar=False,
-                                                   render=False)
+        self.contact_poly.copy_from(cloud)
+        self.contact_poly.set_active_scalars("pressure [MPa]")
+        self.contact_actor.mapper.scalar_range = (0.0, max(5.0, float(np.max(pressure)) * 1e-6))
+        self.contact_actor.SetVisibility(True)
 
     # ------------------------------------------------------------------ selection, picking, camera
     def select(self, section: str | None, index: int | None, render: bool = True) -> None:

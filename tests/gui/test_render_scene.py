@@ -149,3 +149,17 @@ def test_body_axes_are_the_principal_axes(small_project):
         v = R[k]
         assert np.cross(I @ v, v) == pytest.approx(np.zeros(3), abs=1e-12)
     assert np.linalg.det(R) == pytest.approx(1.0)
+
+
+def test_contact_patch_updates_in_place(scene):
+    pts = np.array([[0, 0, 0.05], [0.01, 0, 0.05], [0, 0.01, 0.05]])
+    scene.set_frame(SceneFrame(contact_points_G=pts, contact_pressure_Pa=np.array([1e6, 2e6, 3e6])), render=False)
+    actor = scene.contact_actor
+    assert actor.GetVisibility() and scene.contact_poly.n_points == 3
+    assert scene.contact_poly.point_data["pressure [MPa]"] == pytest.approx([1.0, 2.0, 3.0])
+    scene.set_frame(SceneFrame(), render=False)  # no contact data: the patch stays
+    assert actor.GetVisibility()
+    scene.set_frame(SceneFrame(contact_points_G=pts[:2], contact_pressure_Pa=np.array([4e6, 5e6])), render=False)
+    assert scene.contact_actor is actor and scene.contact_poly.n_points == 2
+    scene.set_frame(SceneFrame(contact_points_G=np.zeros((0, 3))), render=False)
+    assert not actor.GetVisibility()
