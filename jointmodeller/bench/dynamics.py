@@ -1,0 +1,121 @@
+"""Benchmarks of the MJM dynamics core.
+
+force_evals_per_s: tissue force evaluations per second (2 bodies, 20 tissue elements, mixed
+axial/bushing), the compiled kernel vs a straightforward per-element Python loop (same laws).
+numpy_force_evals_per_s: the vectorised numpy path vs the same loop.
+rhs_evals_per_s: full state derivative (forces + Newton–Euler) per second vs the loop-based forces.
+demo_realtime_factor: simulated seconds per wall second of the demo elbow as the project defines it
+(contact and wrapping), each run time-boxed; baseline: the same model with straight tissues and no
+contact (what the core alone costs). Falls back to the synthetic two-bone model without the demo.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from jointmodeller.bench.harness import Figure, time_call
+from jointmodeller.core.mechanics.examples import random_tissue_system, two_bone_ligaments
+from jointmodeller.core.mechanics.forces import BodyKinematics
+from jointmodeller.core.mechanics.tissues import AXIAL, TissueSet
+from jointmodeller.core.studies.dynamics import simulate
+
+BUDGET_S = 8.0  # wall-clock budget of each time-boxed simulation
+
+
+def loop_forces(kin: BodyKinematics, ts: TissueSet, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+    """Baseline: the same tissue laws, one Python iteration per element with small numpy ops."""
+    for e in range(ts.count):
+        a, b = ts.body_a[e], ts.body_b[e]
+        arm_a = kin.R_GB[a] @ ts.r_a_B[e]
+        arm_b = kin.R_GB[b] @ ts.r_b_B[e]
+        pa, pb = kin.p_G[a] + arm_a, kin.p_G[b] + arm_b
+        va = kin.v_G[a] + np.cross(kin.w_G[a], arm_a)
+        vb = kin.v_G[b] + np.cross(kin.w_G[b], arm_b)
+        d = pb - pa
+        if ts.model[e] == AXIAL:
+            L = np.linalg.norm(d)
+            u = d / L
+            x = L - ts.rest_length[e]
+            f = sum(k * np.sign(x) * abs(x) ** (i + 1) for i, k in enumerate(ts.coeffs[e, 0]))
+            T = f + ts.damping[e, 0] * (u @ (vb - va))
+            if ts.tension_only[e]:
+                T = max(T, 0.0) if x > 0 else 0.0
+            F = T * u
+            app = pa
+        else:
+            R_GS = kin.R_GB[a] @ ts.R_AS[e]
+            x = R_GS.T @ d - ts.rest_S[e]
+            xd = R_GS.T @ (vb - va - np.cross(kin.w_G[a], d))
+            f = np.array([sum(k * np.sign(x[j]) * abs(x[j]) ** (i + 1) for i, k in enumerate(ts.coeffs[e, j]))
+                          for j in range(3)]) + ts.damping[e] * xd
+            F = R_GS @ f
+            app = pb
+        force_G[a] += F
+        torque_G[a] += np.cross(app - kin.p_G[a], F)
+        force_G[b] -= F
+        torque_G[b] -= np.cross(arm_b, F)
+
+
+def _force_figures() -> list[Figure]:
+    system, state = random_tissue_system(n_tissues=20)
+    kin = state.get_kinematics()
+    F = np.zeros((2, 3))
+    T = np.zeros((2, 3))
+    ts = system.tissues
+    compiled = system.tissue_forces
+    compiled.use_numba = True
+    compiled.accumulate(0.0, kin, F, T)  # compile / load the cached kernel first
+    from jointmodeller.core.mechanics.tissue_force import TissueForces
+
+    plain = TissueForces(ts, use_numba=False)
+    n = 2000
+    t_numba = time_call(lambda: compiled.accumulate(0.0, kin, F, T), repeat=5, number=n)
+    t_numpy = time_call(lambda: plain.accumulate(0.0, kin, F, T), repeat=3, number=200)
+    t_loop = time_call(lambda: loop_forces(kin, ts, F, T), repeat=3, number=100)
+    y = state.get_y()
+    t_rhs = time_call(lambda: system.derivative(0.0, y), repeat=5, number=500)
+    return [
+        Figure("force_evals_per_s", 1.0 / t_numba, "1/s", 1.0 / t_loop, "per-element Python loop",
+               lower_is_better=False, note="2 bodies, 20 tissues (15 axial, 5 bushing), numba kernel; target >= 20000"),
+        Figure("numpy_force_evals_per_s", 1.0 / t_numpy, "1/s", 1.0 / t_loop, "per-element Python loop",
+               lower_is_better=False, note="vectorised numpy fallback path"),
+        Figure("rhs_evals_per_s", 1.0 / t_rhs, "1/s", 1.0 / t_loop, "per-element Python loop (forces only)",
+               lower_is_better=False, note="whole state derivative: forces, loads, gravity, Euler's equations"),
+    ]
+
+
+def _realtime(system, state, t_end: float, report_dt: float) -> tuple[float, str]:
+    start = time.perf_counter()
+    deadline = start + BUDGET_S
+    traj = simulate(system, state, t_end, report_dt, digits=4, cancel=lambda: time.perf_counter() > deadline)
+    wall = time.perf_counter() - start
+    simulated = float(traj.times[-1] - traj.times[0])
+    return simulated / wall, f"{traj.status} at t={traj.times[-1]:.4g} s after {wall:.1f} s, {traj.n_steps} steps"
+
+
+def _demo_figure() -> Figure:
+    try:
+        from jointmodeller.app.build import build_mechanical_system
+        from jointmodeller.app.demo import build_demo_project
+
+        project = build_demo_project()
+        full = build_mechanical_system(project)
+        bare = build_mechanical_system(project, contact=False, wrapping=False)
+        value, note_full = _realtime(full.system, full.state, 0.2, 1e-4)
+        base, note_bare = _realtime(bare.system, bare.state, 0.2, 1e-3)
+        return Figure("demo_realtime_factor", value, "sim s/wall s", base,
+                      "demo with straight tissues, no contact", lower_is_better=False,
+                      note=f"demo elbow, DOP853 at 4 digits; full model: {note_full}; baseline: {note_bare}")
+    except ImportError:
+        system, state = two_bone_ligaments(bushing_k=2e4)
+        value, note = _realtime(system, state, 1.0, 1e-3)
+        plain_system, plain_state = two_bone_ligaments(bushing_k=2e4, use_numba=False)
+        base, _ = _realtime(plain_system, plain_state, 1.0, 1e-3)
+        return Figure("demo_realtime_factor", value, "sim s/wall s", base, "numpy tissue path",
+                      lower_is_better=False, note=f"synthetic two-bone model (no demo): {note}")
+
+
+def run() -> list[Figure]:
+    return [*_force_figures(), _demo_figure()]
