@@ -22,6 +22,8 @@ from jointmodeller.core.studies.linear_model import stiffness_and_damping
 
 FORCE_TOLERANCE_N = 1e-10
 MOMENT_TOLERANCE_NM = 1e-11
+MAX_STEP_LENGTH = 0.05  # per Newton step, times the model length scale
+MAX_STEP_ANGLE = 0.1  # rad per Newton step
 MAX_SETTLE_SPAN_S = 5.0  # first damped-dynamics span at most (later spans grow 4x)
 SETTLE_MAX_STEPS = 5000
 
@@ -161,6 +163,10 @@ def solve_equilibrium(
             if step is None:
                 break
             step = step.reshape(-1, 6)
+            # trust region: no body moves more than MAX_STEP_LENGTH·L or turns more than MAX_STEP_ANGLE
+            biggest = max(np.abs(step[:, :3]).max() / (MAX_STEP_LENGTH * L), np.abs(step[:, 3:]).max() / MAX_STEP_ANGLE)
+            if biggest > 1.0:
+                step = step / biggest
             m0 = merit(g)
             alpha = 1.0
             accepted = False
