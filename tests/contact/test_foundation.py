@@ -204,7 +204,7 @@ def test_tangent_stiffness_matches_finite_differences(sphere_on_plane, sphere):
     pair = sphere_on_plane
     p0 = np.array([[0.0005, -0.0003, R1 - 0.0008], [0.0, 0.0, 0.0]])
     kin0 = kinematics(p0)
-    K = pair.stiffness_matrix(kin0)
+    K = pair.stiffness_matrix(kin0, anticipate=False)
     N = pair.stiffness_matrix(kin0, numeric=True, step=2e-6)
     assert np.allclose(K, K.T, atol=1e-9 * np.abs(K).max())
     assert np.all(np.linalg.eigvalsh(K) > -1e-6 * np.abs(K).max())
@@ -228,3 +228,17 @@ def test_tangent_stiffness_matches_finite_differences(sphere_on_plane, sphere):
     assert np.allclose(Nc[:3, 0], -(fz(h) - fz(-h)) / (2 * h))
     block = Nc[:3, :3]
     assert np.allclose(block, block.T, rtol=0.05, atol=0.05 * np.abs(block).max())
+
+
+def test_anticipating_stiffness_sees_contact_just_before_it_happens(sphere_on_plane):
+    """A gap smaller than the penetration limit: no force yet, but the Jacobian already holds the
+    normal stiffness the cartilage will have, and it equals the touching stiffness at zero gap."""
+    pair = sphere_on_plane
+    gap = 0.3 * pair.penetration_limit
+    kin = kinematics([[0, 0, R1 + gap], [0, 0, 0]])
+    assert pair.evaluate(0.0, kin).n_points == 0
+    assert np.all(pair.stiffness_matrix(kin, anticipate=False) == 0)
+    K = pair.stiffness_matrix(kin)
+    assert K[2, 2] > 0 and np.allclose(K, K.T)
+    touching = pair.stiffness_matrix(kinematics([[0, 0, R1 - 1e-9], [0, 0, 0]]), anticipate=True)
+    assert touching[2, 2] > K[2, 2]  # more of the sphere is inside the band when touching

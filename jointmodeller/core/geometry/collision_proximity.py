@@ -22,6 +22,8 @@ from jointmodeller.core.geometry.collision_grid import PointGrid, _kernel
 
 #: nearest vertices whose incident faces are searched for the closest point
 NEAREST_VERTICES = 6
+#: the same when only faces turned towards the query point count (more, as some are skipped)
+FACING_NEAREST_VERTICES = 16
 
 
 def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -39,8 +41,13 @@ def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return out
 
 
-def _closest_kernel(q, near, vf, verts, faces, vnormals, out_s, out_n, out_d2, out_f):  # pragma: no cover
+def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, out_s, out_n, out_d2,
+                    out_f):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
+
+    With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
+    point whose own surface normal is facing[r]: the articular side of a thin cartilage shell,
+    never the bone side behind it).
 
     Writes the closest point out_s (m, 3), the interpolated unit normal out_n (m, 3), the squared
     distance out_d2 (m,) and the face out_f (m,). Closest point on a triangle after Ericson,
@@ -76,6 +83,12 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, out_s, out_n, out_d2, o
                 acx = verts[ic, 0] - ax
                 acy = verts[ic, 1] - ay
                 acz = verts[ic, 2] - az
+                if use_facing:
+                    fx = aby * acz - abz * acy
+                    fy = abz * acx - abx * acz
+                    fz = abx * acy - aby * acx
+                    if fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2] >= 0.0:
+                        continue
                 apx = p0 - ax
                 apy = p1 - ay
                 apz = p2 - az
@@ -210,11 +223,14 @@ class SurfaceProximity:
         return lb <= distance + self.max_edge
 
     def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
-                beneath_only: bool = False) -> ClosestPoints:
+                beneath_only: bool = False, facing: np.ndarray | None = None) -> ClosestPoints:
         """Closest points for the query points (k, 3) within ``distance`` [m] of the surface.
 
         ``beneath_only``: skip points clearly outside first — those more than one longest edge
         above the tangent plane of their nearest vertex — as contact only needs points beneath.
+        ``facing`` (k, 3): the query points' own surface normals; only faces turned towards them
+        count (thin shells: a point pushed past the middle of a cartilage layer still measures
+        its depth from the articular side), searched among more nearest vertices.
         """
         points = np.asarray(points, dtype=np.float64)
         idx = np.flatnonzero(self.near_mask(points, distance))
@@ -227,7 +243,8 @@ class SurfaceProximity:
             idx = idx[above < self.max_edge]
         if len(idx):
             q = np.ascontiguousarray(points[idx])
-            dist_v, near = self.tree.query(q, k=min(NEAREST_VERTICES, len(self.vertices)), distance_upper_bound=bound)
+            k = NEAREST_VERTICES if facing is None else FACING_NEAREST_VERTICES
+            dist_v, near = self.tree.query(q, k=min(k, len(self.vertices)), distance_upper_bound=bound)
             near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
             keep = np.flatnonzero(near[:, 0] < len(self.vertices))
             idx, q, near = idx[keep], q[keep], np.ascontiguousarray(near[keep])
@@ -237,8 +254,9 @@ class SurfaceProximity:
         d2 = np.full(m, np.inf)
         f = np.full(m, -1, dtype=np.int64)
         if m:
+            fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(np.asarray(facing, float)[idx])
             _kernel(_closest_kernel, use_numba)(q, near, self.vertex_faces, self.vertices, self.faces,
-                                                self.vertex_normals, s, n, d2, f)
+                                                self.vertex_normals, fac, facing is not None, s, n, d2, f)
         dist = np.sqrt(d2)
         ok = (f >= 0) & (dist <= distance)
         s, n, dist, f, idx = s[ok], n[ok], dist[ok], f[ok], idx[ok]

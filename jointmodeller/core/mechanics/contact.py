@@ -207,12 +207,17 @@ class ContactPair:
         return self.design_load / self.penetration_limit
 
     def _springs(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
-                 surf: ContactSurface, scale: float) -> _Springs:
-        """Springs of ``bed``'s vertices beneath ``surf`` (both in their body frames)."""
+                 surf: ContactSurface, scale: float, band: float = 0.0) -> _Springs:
+        """Springs of ``bed``'s vertices beneath ``surf`` (both in their body frames).
+
+        band > 0 [m]: also the vertices up to that far above the surface (depth 0, stiffness as if
+        touching) — only for the anticipating tangent stiffness.
+        """
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         P_o = bed.vertices_B @ R_ob.T + p_ob
-        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True)
-        inside = cp.depth > 0.0
+        facing = bed.surface.normals_B @ R_ob.T
+        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing)
+        inside = cp.depth > -band if band > 0 else cp.depth > 0.0
         idx = cp.index[inside]
         R_Go = kin.R_GB[other]
         s_o = cp.closest[inside]
@@ -221,7 +226,7 @@ class ContactPair:
         mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
         area = bed.area[idx]
         if self.method == "foundation":
-            depth = cp.depth[inside]
+            depth = np.maximum(cp.depth[inside], 0.0)
             normal = np.divide(offset_G, depth[:, None], out=smooth_n_G.copy(), where=depth[:, None] > 0)
             stiffness = scale * self.modulus_per_area * area
             lateral = 0.0
@@ -229,18 +234,21 @@ class ContactPair:
             depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
             normal = smooth_n_G
             ramp = 0.05 * self.penetration_limit
-            n_eff = max(float(np.minimum(depth / ramp, 1.0).sum()), 1.0)
+            if band > 0:  # anticipating: every vertex in the band counts as touching
+                n_eff = max(float(len(idx)), 1.0)
+            else:
+                n_eff = max(float(np.minimum(depth / ramp, 1.0).sum()), 1.0)
             stiffness = np.full(len(idx), scale * self.mjm_total_stiffness / n_eff)
             lateral = self.lateral_ratio
         return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area)
 
-    def _all_springs(self, kin: BodyKinematics) -> list[_Springs]:
+    def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:
         out = []
         scale = 0.5 if self.bed == "both" else 1.0
         if self.bed in ("a", "both"):
-            out.append(self._springs(kin, self.a, self.b, self.surface_a, self.surface_b, scale))
+            out.append(self._springs(kin, self.a, self.b, self.surface_a, self.surface_b, scale, band))
         if self.bed in ("b", "both"):
-            out.append(self._springs(kin, self.b, self.a, self.surface_b, self.surface_a, scale))
+            out.append(self._springs(kin, self.b, self.a, self.surface_b, self.surface_a, scale, band))
         return out
 
     # ------------------------------------------------------------------ forces
@@ -317,7 +325,8 @@ class ContactPair:
         apply_point_forces(kin, body, pts, f, force_G, torque_G)
 
     # ------------------------------------------------------------------ Newton help
-    def stiffness_matrix(self, kin: BodyKinematics, numeric: bool = False, step: float = 1e-6) -> np.ndarray:
+    def stiffness_matrix(self, kin: BodyKinematics, numeric: bool = False, step: float = 1e-6,
+                         anticipate: bool = True) -> np.ndarray:
         """Tangent stiffness K (12, 12): the generalised forces [F_a, τ_a, F_b, τ_b] change by −K δq.
 
         δq = [δx_a, δθ_a, δx_b, δθ_b]: small translations of each centre of mass and small rotations,
@@ -327,11 +336,15 @@ class ContactPair:
         for a flat surface translated. ``numeric=True``: central differences of the full element
         (24 evaluations, contact set regenerated, geometric terms of curved surfaces included;
         ``step`` [m, rad]). Dissipation and friction are left out (zero at rest).
+        ``anticipate`` (analytic only): vertices up to the penetration limit above the other
+        surface count as touching, so a Newton step from a pose just short of contact already
+        sees the cartilage it is about to load instead of plunging through it; the residual stays
+        exact, only the Jacobian anticipates.
         """
         if numeric:
             return self._numeric_stiffness(kin, step)
         K = np.zeros((12, 12))
-        for sp in self._all_springs(kin):
+        for sp in self._all_springs(kin, band=self.penetration_limit if anticipate else 0.0):
             m = len(sp.depth)
             if m == 0:
                 continue
