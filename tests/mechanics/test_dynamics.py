@@ -134,3 +134,15 @@ def test_other_methods_agree_with_dop853(method):
     ref = simulate(system, state, 0.5, 0.01, digits=10)
     other = simulate(system, state, 0.5, 0.01, digits=8, method=method)
     assert np.allclose(other.y[:, 3], ref.y[:, 3], atol=1e-7)
+
+
+def test_compiled_and_numpy_paths_give_the_same_derivative():
+    from jointmodeller.core.mechanics.examples import random_tissue_system
+
+    for seed in range(3):
+        compiled, state = random_tissue_system(seed=seed, use_numba=True)
+        plain, _ = random_tissue_system(seed=seed, use_numba=False)
+        y = state.get_y()
+        a = compiled.derivative(0.0, y)
+        b = plain.derivative(0.0, y)
+        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))

@@ -18,6 +18,67 @@ from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import PathProvider, TissueSet
 
 
+def _body_kinematics_py(q, w_B, R, w_G):  # pragma: no cover - compiled by numba
+    """R_GB (n,3,3) and w_G (n,3) from quaternions q (n,4) (normalised on the fly) and w_B (n,3)."""
+    for i in range(q.shape[0]):
+        nq = np.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
+        w, x, y, z = q[i, 0] / nq, q[i, 1] / nq, q[i, 2] / nq, q[i, 3] / nq
+        R[i, 0, 0] = 1 - 2 * (y * y + z * z)
+        R[i, 0, 1] = 2 * (x * y - w * z)
+        R[i, 0, 2] = 2 * (x * z + w * y)
+        R[i, 1, 0] = 2 * (x * y + w * z)
+        R[i, 1, 1] = 1 - 2 * (x * x + z * z)
+        R[i, 1, 2] = 2 * (y * z - w * x)
+        R[i, 2, 0] = 2 * (x * z - w * y)
+        R[i, 2, 1] = 2 * (y * z + w * x)
+        R[i, 2, 2] = 1 - 2 * (x * x + y * y)
+        for r in range(3):
+            w_G[i, r] = R[i, r, 0] * w_B[i, 0] + R[i, r, 1] * w_B[i, 1] + R[i, r, 2] * w_B[i, 2]
+
+
+def _body_rates_py(q, v, w_B, R, F, T, I, inv_m, inv_I, fixed, out):  # pragma: no cover - compiled
+    """Fill out (13n,) with [ṗ, q̇, v̇, ẇ_B] (same equations as MechanicalSystem.derivative)."""
+    n = q.shape[0]
+    for i in range(n):
+        if fixed[i]:
+            for j in range(3):
+                out[3 * i + j] = 0.0
+                out[7 * n + 3 * i + j] = 0.0
+                out[10 * n + 3 * i + j] = 0.0
+            for j in range(4):
+                out[3 * n + 4 * i + j] = 0.0
+            continue
+        wx, wy, wz = w_B[i, 0], w_B[i, 1], w_B[i, 2]
+        qw, qx, qy, qz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        drift = qw * qw + qx * qx + qy * qy + qz * qz - 1.0
+        out[3 * n + 4 * i + 0] = 0.5 * (-qx * wx - qy * wy - qz * wz) - drift * qw
+        out[3 * n + 4 * i + 1] = 0.5 * (qw * wx + qy * wz - qz * wy) - drift * qx
+        out[3 * n + 4 * i + 2] = 0.5 * (qw * wy - qx * wz + qz * wx) - drift * qy
+        out[3 * n + 4 * i + 3] = 0.5 * (qw * wz + qx * wy - qy * wx) - drift * qz
+        tb0 = R[i, 0, 0] * T[i, 0] + R[i, 1, 0] * T[i, 1] + R[i, 2, 0] * T[i, 2]
+        tb1 = R[i, 0, 1] * T[i, 0] + R[i, 1, 1] * T[i, 1] + R[i, 2, 1] * T[i, 2]
+        tb2 = R[i, 0, 2] * T[i, 0] + R[i, 1, 2] * T[i, 1] + R[i, 2, 2] * T[i, 2]
+        Ix, Iy, Iz = I[i, 0], I[i, 1], I[i, 2]
+        out[10 * n + 3 * i + 0] = (tb0 - (wy * Iz * wz - wz * Iy * wy)) * inv_I[i, 0]
+        out[10 * n + 3 * i + 1] = (tb1 - (wz * Ix * wx - wx * Iz * wz)) * inv_I[i, 1]
+        out[10 * n + 3 * i + 2] = (tb2 - (wx * Iy * wy - wy * Ix * wx)) * inv_I[i, 2]
+        for j in range(3):
+            out[3 * i + j] = v[i, j]
+            out[7 * n + 3 * i + j] = F[i, j] * inv_m[i]
+
+
+_BODY_KERNELS = None
+
+
+def _body_kernels():
+    global _BODY_KERNELS
+    if _BODY_KERNELS is None:
+        import numba
+
+        _BODY_KERNELS = (numba.njit(cache=True)(_body_kinematics_py), numba.njit(cache=True)(_body_rates_py))
+    return _BODY_KERNELS
+
+
 @dataclass
 class Bodies:
     """Inertial data of n bodies.
@@ -125,6 +186,8 @@ class MechanicalSystem:
         term that pulls |q| back to 1 (the RHS also normalises q, so drift never enters physics).
         """
         p, q, v, w_B = self.split(y)
+        if self.tissue_forces.use_numba:
+            return self._derivative_compiled(t, p, q, v, w_B)
         kin = self.kinematics(y)
         force_G, torque_G = self.generalized_forces(t, kin)
         torque_B = np.einsum("nji,nj->ni", kin.R_GB, torque_G)
@@ -139,6 +202,22 @@ class MechanicalSystem:
         p_dot = np.where(fixed[:, None], 0.0, v)
         q_dot[fixed] = 0.0
         return np.concatenate([p_dot.ravel(), q_dot.ravel(), a.ravel(), w_dot.ravel()])
+
+    def _derivative_compiled(self, t, p, q, v, w_B) -> np.ndarray:
+        """The same equations through two small numba kernels (pose/velocity, then rates)."""
+        kinematics, rates = _body_kernels()
+        n = self.n_bodies
+        R = np.empty((n, 3, 3))
+        w_G = np.empty((n, 3))
+        q = np.ascontiguousarray(q)
+        w_B = np.ascontiguousarray(w_B)
+        kinematics(q, w_B, R, w_G)
+        kin = BodyKinematics(p, R, v, w_G)
+        force_G, torque_G = self.generalized_forces(t, kin)
+        out = np.empty(13 * n)
+        rates(q, np.ascontiguousarray(v), w_B, R, force_G, torque_G, self.bodies.inertia_B, self._inv_mass,
+              self._inv_inertia, self.bodies.fixed, out)
+        return out
 
     # ---------------------------------------------------------------- invariants
     def kinetic_energy(self, y: np.ndarray) -> float:
