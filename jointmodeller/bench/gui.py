@@ -254,6 +254,9 @@ def run() -> list[Figure]:
                     f"{live['wall_s']:.1f} s after the first "
                     f"(at {live['first_frame_s']:.1f} s), mean draw "
                     f"{live['draw_ms_mean']:.1f} ms; pose-only unthrottled {live['fps_pose_only_unthrottled']:.1f} fps"),
+        Figure("viewport_fps_pose_only", live["fps_pose_only_unthrottled"], "fps", live["fps_rebuild"],
+               "naive redraw: full meshes moved in numpy and uploaded per frame", False,
+               note="demo frames drawn back to back (actor transforms, tissue colours), no study running"),
         Figure("max_stall_ms", live["max_stall_ms"], "ms", live["idle_max_gap_ms"],
                "same 10 ms timer, window idle", True,
                note=f"median gap {live['median_gap_ms']:.1f} ms during the run; {live['note']}"),

@@ -156,6 +156,12 @@ class JointScene:
             self.axes_actors[m.name].SetVisibility(self.show_axes)
         self._build_tissues(project)
         self._build_arrows(project)
+        if project.contacts and project.masses:
+            # compile the contact actor's shaders at the first render (one point hidden inside a
+            # bone), not at the first contact of a live run
+            self._ensure_contact_actor()
+            self.contact_poly.points = np.asarray([project.masses[0].position_G], float)
+            self.contact_actor.SetVisibility(True)
         self.set_frame(frame or SceneFrame(), render=False)
         if reset_camera:
             self.camera_preset("oblique", render=False)
