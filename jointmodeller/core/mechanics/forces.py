@@ -66,3 +66,20 @@ def apply_point_forces(
     """
     np.add.at(force_G, body, f_G)
     np.add.at(torque_G, body, np.cross(point_G - kin.p_G[body], f_G))
+
+
+class LinearizableForceElement(ForceElement, Protocol):
+    """Optional extension: an element that knows its own tangent (used by the linear model and as
+    the Newton Jacobian of static equilibrium; elements without it are differentiated numerically).
+
+    Coordinates per body i are ``[δp_G, δθ_G]`` (COM translation, small rotation vector, both in G)
+    and velocities ``[v_G, w_G]``; rows are the body's ``[force_G, torque_G]`` (moment about COM).
+    """
+
+    def tangent_stiffness(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        """K = -∂(force, moment)/∂(δp_G, δθ_G), shape (6n, 6n)."""
+        ...
+
+    def tangent_damping(self, t: float, kin: BodyKinematics) -> np.ndarray:
+        """C = -∂(force, moment)/∂(v_G, w_G), shape (6n, 6n)."""
+        ...
