@@ -21,6 +21,7 @@ from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
 Progress = Callable[[float], None]
+DEFAULT_EQUILIBRIUM_WALL_S = 300.0  # an equilibrium that has not converged by then reports failure
 
 
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tuple[dict, dict]:
@@ -92,11 +93,13 @@ def run_equilibrium(project: Project, *, progress: Progress | None = None, cance
     """Static equilibrium of the project under its loads (at the end of their profiles).
 
     options: contact (bool), wrapping (bool), t (load time), force_tol [N], moment_tol [N·m],
-    max_iterations, fallback (bool). Summary: residuals, iterations, method and the natural
+    max_iterations, fallback (bool), max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S). Summary: residuals, iterations, method and the natural
     frequencies of the linear model at the equilibrium.
     """
     build_opts = {k: options.pop(k) for k in ("contact", "wrapping") if k in options}
-    solve_opts = {k: options[k] for k in ("t", "force_tol", "moment_tol", "max_iterations", "fallback") if k in options}
+    solve_opts = {k: options[k] for k in ("t", "force_tol", "moment_tol", "max_iterations", "fallback", "max_wall_s")
+                  if k in options}
+    solve_opts.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)
     params = {"study": "equilibrium", **build_opts, **solve_opts}
     started = time.perf_counter()
     built = build_mechanical_system(project, **build_opts)

@@ -86,3 +86,13 @@ def test_unconstrained_body_reports_failure():
     assert not result.converged
     assert "no equilibrium" in result.message
     assert result.residual_force_N == pytest.approx(1.5 * 9.81, rel=1e-9)
+
+
+def test_time_limit_returns_best_pose_with_message():
+    system, state = two_bone_ligaments(prestrain=0.01)
+    y = state.get_y()
+    y[3:6] += [0.004, -0.003, 0.006]
+    result = solve_equilibrium(system, State(system, y), max_wall_s=0.0)
+    assert not result.converged
+    assert "time limit" in result.message
+    assert np.isfinite(result.residual_force_N)

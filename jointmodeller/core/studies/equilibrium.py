@@ -117,12 +117,26 @@ def solve_equilibrium(
     settle_time: float | None = None,
     progress: Callable[[float], None] | None = None,
     cancel=None,
+    max_wall_s: float | None = None,
 ) -> EquilibriumResult:
     """Find the static equilibrium starting from ``state`` (velocities are ignored and returned 0).
 
     t: load time (default: when all load profiles have ended). Converged when the largest residual
-    force component ≤ force_tol [N] and moment component ≤ moment_tol [N·m].
+    force component ≤ force_tol [N] and moment component ≤ moment_tol [N·m]. ``max_wall_s``: give
+    up (not converged) after this many seconds of wall time, returning the pose reached so far.
     """
+    import time
+
+    deadline = None if max_wall_s is None else time.perf_counter() + float(max_wall_s)
+    user_cancel = cancel
+    timed_out = [False]
+
+    def cancel() -> bool:  # the user's cancel, or the time limit
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out[0] = True
+            return True
+        return _is_cancelled(user_cancel)
+
     n = system.n_bodies
     t_load = default_load_time(system) if t is None else float(t)
     free = system.bodies.free
@@ -143,7 +157,7 @@ def solve_equilibrium(
         g = residual(system, t_load, y)
         it = 0
         mu = 0.0
-        while not done(g) and it < budget:
+        while not done(g) and it < budget and not cancel():
             it += 1
             kin = system.kinematics(y)
             K = stiffness_and_damping(system, kin, t_load, damping=False)[0][np.ix_(dofs, dofs)]
@@ -212,7 +226,10 @@ def solve_equilibrium(
     mmax = float(np.abs(g[:, 3:]).max()) if g.size else 0.0
     if ok:
         message = f"equilibrium found: residual {fmax:.3g} N, {mmax:.3g} N·m"
-    elif _is_cancelled(cancel):
+    elif timed_out[0]:
+        message = (f"no equilibrium within the time limit of {max_wall_s:.3g} s: residual {fmax:.3g} N, "
+                   f"{mmax:.3g} N·m")
+    elif _is_cancelled(user_cancel):
         message = f"stopped by the user: residual {fmax:.3g} N, {mmax:.3g} N·m"
     else:
         message = (f"no equilibrium within tolerance: residual {fmax:.3g} N, {mmax:.3g} N·m "
