@@ -174,9 +174,18 @@ def cmd_export_run(args: argparse.Namespace) -> int:
 def cmd_laxity(args: argparse.Namespace) -> int:
     from jointmodeller.app.laxity import laxity_command
 
-    summary = laxity_command(args.project, experiment=args.experiment, data=args.data,
-                             calibrate=args.calibrate, out_dir=args.out, scheduler=args.scheduler,
-                             progress=ProgressBar("laxity"))
+    bars: dict[str, ProgressBar] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.setdefault(stage, ProgressBar(stage))
+        bar(done / total if total else 1.0, f"{done}/{total}")
+
+    try:
+        summary = laxity_command(args.project, experiment=args.experiment, data=args.data,
+                                 calibrate=args.calibrate, out_dir=args.out, scheduler=args.scheduler,
+                                 progress=progress)
+    except (KeyError, RuntimeError) as exc:
+        raise JointModellerError(str(exc.args[0] if exc.args else exc)) from None
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     return 0
 

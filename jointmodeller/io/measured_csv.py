@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from jointmodeller.model.errors import JointModellerError
 from jointmodeller.model.specs import MeasuredPoint
 
 LOAD_NAMES = ("load", "force", "moment", "torque")
@@ -28,7 +29,7 @@ UNIT_FACTORS = {"deg": ("angle", 1.0), "rad": ("angle", 180.0 / math.pi), "mm": 
 """Factor from a column's unit to the canonical display unit (deg for angles, mm for lengths)."""
 
 
-class MeasuredDataError(ValueError):
+class MeasuredDataError(JointModellerError, ValueError):
     """A measured-data file could not be read; the message names file, line and column."""
 
 
