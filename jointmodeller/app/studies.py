@@ -135,8 +135,11 @@ def run_dynamics(
     cancel=None,
     contact: bool = True,
     wrapping: bool = True,
+    max_wall_s: float | None = None,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
+
+    max_wall_s: stop (status "stopped", samples kept) after this many seconds of wall time.
 
     digits: accuracy α = 10^-digits; method: DOP853, RK45, Radau, BDF or LSODA (implicit for stiff
     contact). A diverged run comes back with status "failed", its message, and every sample up to
@@ -145,11 +148,24 @@ def run_dynamics(
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
-              "method": method, "contact": contact, "wrapping": wrapping}
+              "method": method, "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
     started = time.perf_counter()
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+    deadline = None if max_wall_s is None else started + float(max_wall_s)
+    timed_out = [False]
+
+    def stop() -> bool:
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out[0] = True
+            return True
+        if cancel is None:
+            return False
+        return bool(cancel.is_set()) if hasattr(cancel, "is_set") else bool(cancel())
+
     traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
-                    progress=progress, cancel=cancel)
+                    progress=progress, cancel=stop)
+    if timed_out[0] and traj.status == "stopped":
+        traj.message = f"stopped at the time limit of {max_wall_s:.3g} s (t = {traj.times[-1]:.6g} s reached)"
     wall = time.perf_counter() - started
     series, labels = state_series(built, traj.times, traj.y)
     simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0

@@ -155,3 +155,10 @@ def test_demo_elbow_equilibrium_residual_straight_tissues_no_contact():
     assert run.summary["residual_force_N"] <= 1e-8
     assert run.summary["residual_moment_Nm"] <= 1e-9
     assert np.any(run.series["tissue_force_N"][0] > 10.0)  # the 100 N valgus load is carried
+
+
+def test_run_dynamics_time_limit_keeps_samples():
+    run = run_dynamics(synthetic_project(), t_end=50.0, report_dt=0.001, digits=8, max_wall_s=0.5)
+    assert run.status == "stopped" and "time limit" in run.message
+    assert 1 < len(run.series["time"]) < 50001
+    assert run.series["body_p_G"].shape[0] == len(run.series["time"])
