@@ -9,7 +9,8 @@ Meshes: the Lenhart 2015 knee (femur and tibia subchondral bone, ../shared/meshe
 - build_ms_70k: building the collision structures (normals, grid, distance bounds) of both meshes,
   beside building scipy cKDTrees of the same vertices.
 - contact_eval_ms_70k: one elastic-foundation ContactPair evaluation with the bones in contact,
-  beside trimesh.proximity.closest_point on the same near vertices.
+  beside trimesh.proximity.closest_point on just the vertices found in contact (a lower bound of
+  what trimesh would need: it has no cheap filter for the others).
 """
 
 from __future__ import annotations
@@ -83,14 +84,14 @@ def run() -> list[Figure]:
 
     # contact: the femur pressed onto the tibia by its predicted distance plus 0.5 mm
     pair = ContactPair(0, 1, fv, ff, tv, tf, thickness=0.003, youngs_modulus=10e6, poisson=0.45)
-    shift = fast.distance + 0.0005
+    shift = fast.distance + 0.0015  # the point-cloud prediction runs ahead of the surfaces by ~1 mm here
     kin = BodyKinematics(np.array([shift * fast.direction_B + poses[0][1], [0, 0, 0]]), np.tile(np.eye(3), (2, 1, 1)),
                          np.zeros((2, 3)), np.zeros((2, 3)))
     res = pair.evaluate(0.0, kin)
     t_eval = time_call(lambda: pair.evaluate(0.0, kin), repeat=5)
     near = pair.surface_b.proximity.near_mask(fv + kin.p_G[0], pair.search_distance)
     tib_mesh = trimesh.Trimesh(tv, tf, process=False)
-    q = (fv + kin.p_G[0])[near]
+    q = (fv + kin.p_G[0])[res.bed_vertex]  # only the vertices found in contact: a lower bound of its work
     t_tm = time_call(lambda: trimesh.proximity.closest_point(tib_mesh, q), repeat=1)
 
     return [
@@ -99,7 +100,7 @@ def run() -> list[Figure]:
                f"max {max(times) * 1e3:.2f} ms"),
         Figure("build_ms_70k", build * 1e3, "ms", kd * 1e3, "scipy cKDTree of both vertex sets", True, sizes),
         Figure("contact_eval_ms_70k", t_eval * 1e3, "ms", t_tm * 1e3,
-               "trimesh.proximity.closest_point on the same near vertices", True,
+               "trimesh.proximity.closest_point on just the contact vertices", True,
                f"{sizes}; {res.n_points} contact points, {near.sum()} near vertices, "
                f"max penetration {res.max_penetration * 1e3:.2f} mm"),
     ]

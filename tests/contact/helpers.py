@@ -14,7 +14,7 @@ def read_mesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """(vertices, faces) of an STL (trimesh) or VTP (VTK XML polydata, read with the stdlib)."""
     if path.suffix.lower() == ".vtp":
         return _read_vtp(path)
-    m = trimesh.load(path, process=False)
+    m = trimesh.load(path)  # merges the duplicated STL vertices
     return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
 
 
