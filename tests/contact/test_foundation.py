@@ -242,3 +242,26 @@ def test_anticipating_stiffness_sees_contact_just_before_it_happens(sphere_on_pl
     assert K[2, 2] > 0 and np.allclose(K, K.T)
     touching = pair.stiffness_matrix(kinematics([[0, 0, R1 - 1e-9], [0, 0, 0]]), anticipate=True)
     assert touching[2, 2] > K[2, 2]  # more of the sphere is inside the band when touching
+
+
+def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
+    """Successive evaluations reuse the prefiltered bed vertices while the motion stays within the
+    slack; along a wandering path the result equals a fresh search bit for bit."""
+    big = trimesh.creation.icosphere(5, R2)
+    warm = ContactPair(0, 1, sphere.vertices, sphere.faces, big.vertices, big.faces, H, E, NU)
+    cold = ContactPair(0, 1, None, None, None, None, H, E, NU, surfaces=(warm.surface_a, warm.surface_b))
+    rng = np.random.default_rng(8)
+    p = np.array([[0.0, 0.0, R1 + R2 - 0.0005], [0.0, 0.0, 0.0]])
+    R = np.tile(np.eye(3), (2, 1, 1))
+    reused = 0
+    for step in range(30):
+        p[0] += rng.normal(0, 4e-5, 3)
+        R[0] = random_rotation(rng, 2e-3) @ R[0]
+        before = dict(warm._cache)
+        a = warm.evaluate(0.0, kinematics(p, R))
+        reused += all(before.get(k) is v for k, v in warm._cache.items()) and bool(before)
+        cold._cache.clear()
+        b = cold.evaluate(0.0, kinematics(p, R))
+        assert np.array_equal(a.bed_vertex, b.bed_vertex) and np.array_equal(a.force_G, b.force_G)
+        assert a.n_points > 0
+    assert reused > 5  # the cache was really used

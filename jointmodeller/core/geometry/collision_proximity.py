@@ -222,8 +222,22 @@ class SurfaceProximity:
         # the closest surface point is within max_edge of a vertex
         return lb <= distance + self.max_edge
 
+    def candidates(self, points: np.ndarray, distance: float, beneath_only: bool = False,
+                   slack: float = 0.0) -> np.ndarray:
+        """Indices of the points (k, 3) that may lie within ``distance`` of the surface (and, with
+        ``beneath_only``, not clearly above it), still so after any of them moves by up to ``slack``."""
+        idx = np.flatnonzero(self.near_mask(points, distance + slack))
+        if len(idx) and beneath_only:
+            d1, v1 = self.tree.query(points[idx], k=1, distance_upper_bound=distance + self.max_edge + slack)
+            ok = v1 < len(self.vertices)
+            idx, v1 = idx[ok], v1[ok]
+            above = ((points[idx] - self.vertices[v1]) * self.vertex_normals[v1]).sum(axis=1)
+            idx = idx[above < self.max_edge + 2.0 * slack]
+        return idx
+
     def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
-                beneath_only: bool = False, facing: np.ndarray | None = None) -> ClosestPoints:
+                beneath_only: bool = False, facing: np.ndarray | None = None,
+                candidates: np.ndarray | None = None) -> ClosestPoints:
         """Closest points for the query points (k, 3) within ``distance`` [m] of the surface.
 
         ``beneath_only``: skip points clearly outside first — those more than one longest edge
@@ -231,16 +245,15 @@ class SurfaceProximity:
         ``facing`` (k, 3): the query points' own surface normals; only faces turned towards them
         count (thin shells: a point pushed past the middle of a cartilage layer still measures
         its depth from the articular side), searched among more nearest vertices.
+        ``candidates``: indices from :meth:`candidates` (possibly computed at a nearby pose with
+        enough slack) to test instead of filtering all points again; per-point results are the same.
         """
         points = np.asarray(points, dtype=np.float64)
-        idx = np.flatnonzero(self.near_mask(points, distance))
         bound = distance + self.max_edge
-        if len(idx) and beneath_only:
-            d1, v1 = self.tree.query(points[idx], k=1, distance_upper_bound=bound)
-            ok = v1 < len(self.vertices)
-            idx, v1 = idx[ok], v1[ok]
-            above = ((points[idx] - self.vertices[v1]) * self.vertex_normals[v1]).sum(axis=1)
-            idx = idx[above < self.max_edge]
+        if candidates is None:
+            idx = self.candidates(points, distance, beneath_only)
+        else:
+            idx = np.asarray(candidates, dtype=np.int64)
         if len(idx):
             q = np.ascontiguousarray(points[idx])
             k = NEAREST_VERTICES if facing is None else FACING_NEAREST_VERTICES

@@ -41,6 +41,8 @@ from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundati
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 METHODS = ("foundation", "mjm")
+#: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
+CANDIDATE_SLACK_FRACTION = 0.25
 BEDS = ("a", "b", "both")
 
 
@@ -195,6 +197,7 @@ class ContactPair:
             surfaces = (ContactSurface.from_mesh(vertices_a_B, faces_a), ContactSurface.from_mesh(vertices_b_B, faces_b))
         self.surface_a, self.surface_b = surfaces
         self.last_result: ContactResult | None = None
+        self._cache: dict = {}
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -216,7 +219,8 @@ class ContactPair:
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         P_o = bed.vertices_B @ R_ob.T + p_ob
         facing = bed.surface.normals_B @ R_ob.T
-        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing)
+        cand = self._candidates(bed_body, other, bed, surf, R_ob, p_ob, P_o)
+        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=cand)
         inside = cp.depth > -band if band > 0 else cp.depth > 0.0
         idx = cp.index[inside]
         R_Go = kin.R_GB[other]
@@ -241,6 +245,24 @@ class ContactPair:
             stiffness = np.full(len(idx), scale * self.mjm_total_stiffness / n_eff)
             lateral = self.lateral_ratio
         return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area)
+
+    def _candidates(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
+                    R_ob: np.ndarray, p_ob: np.ndarray, P_o: np.ndarray) -> np.ndarray:
+        """Bed vertices worth testing, reused while no bed vertex has moved (relative to the other
+        body) by more than the slack they were computed with — successive evaluations of Newton
+        iterations and integrator steps skip the prefilter; the results are unchanged."""
+        key = (bed_body, other)
+        slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
+        cached = self._cache.get(key)
+        if cached is not None:
+            R0, p0, cand = cached
+            r_max = float(np.sqrt((bed.vertices_B ** 2).sum(axis=1).max()))
+            moved = np.linalg.norm(R_ob - R0) * r_max + np.linalg.norm(p_ob - p0)
+            if moved <= slack:
+                return cand
+        cand = surf.proximity.candidates(P_o, self.search_distance, beneath_only=True, slack=slack)
+        self._cache[key] = (R_ob.copy(), p_ob.copy(), cand)
+        return cand
 
     def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:
         out = []
