@@ -55,3 +55,13 @@ def plane_mesh(size: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     idx = np.arange(n * n).reshape(n, n)
     a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel()
     return v, np.r_[np.c_[a, b, d], np.c_[a, d, c]].astype(np.int64)
+
+
+def _numba_on() -> bool:
+    from jointmodeller.core.geometry.collision_grid import NUMBA_ENABLED
+
+    return bool(NUMBA_ENABLED)
+
+
+#: heavy tests run only with the compiled kernels (the plain-Python path has its own small tests)
+needs_numba = __import__("pytest").mark.skipif(not _numba_on(), reason="JOINTMODELLER_NUMBA=0: too slow in plain Python")

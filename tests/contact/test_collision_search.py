@@ -18,7 +18,7 @@ from jointmodeller.core.geometry.collision import (
 from jointmodeller.core.geometry.collision_exhaustive import search_exhaustive
 from jointmodeller.core.geometry.collision_grid import moving_candidates, search_grid
 from jointmodeller.core.geometry.collision_refine import refine_mesh
-from tests.contact.helpers import plane_mesh, random_rotation, read_mesh
+from tests.contact.helpers import needs_numba, plane_mesh, random_rotation, read_mesh
 
 KNEE_B = np.array([0.0, -0.405, 0.0])  # the knee in the femur frame of the OpenSim gait model meshes
 
@@ -54,6 +54,7 @@ def random_case(rng: np.random.Generator, rotating: bool):
     return R, p, RelativeMotion(V_c - np.cross(omega, centre), omega)
 
 
+@needs_numba
 def test_grid_search_equals_exhaustive_on_1000_poses(knee):
     """Issue 5 acceptance: same first-contact pair and distance on 1,000 random relative poses."""
     femur, tibia = knee
@@ -78,6 +79,7 @@ def test_grid_search_equals_exhaustive_on_1000_poses(knee):
     assert max_halvings >= 3
 
 
+@needs_numba
 def test_grid_search_equals_exhaustive_on_refined_lenhart_knee(shared_meshes):
     """Dense real meshes (femoral condyles of the 9.8k-vertex femur, tibia refined from 2.6k to 8k
     vertices), translation and rotation."""

@@ -17,7 +17,7 @@ from jointmodeller.core.mechanics.contact_laws import (
     foundation_modulus,
     hunt_crossley,
 )
-from tests.contact.helpers import kinematics, plane_mesh, random_rotation
+from tests.contact.helpers import needs_numba, kinematics, plane_mesh, random_rotation
 
 E, NU, H = 10e6, 0.45, 0.002
 R1, R2 = 0.02, 0.03
@@ -114,6 +114,7 @@ def test_contact_forces_conserve_momentum_and_angular_momentum(sphere):
         assert np.allclose(moment_G, 0, atol=1e-9 * np.abs(F).max())
 
 
+@needs_numba
 def test_hunt_crossley_drop_restitution_is_one_minus_c_v():
     """A sphere dropped on the plane rebounds with e = 1 − c v₀ (Hunt & Crossley, seed 003 eq. 24).
 
@@ -161,6 +162,7 @@ def test_hunt_crossley_and_stribeck_laws():
     assert np.allclose(np.cross(ff, slip), 0) and np.all((ff * slip).sum(axis=1) < 0)
 
 
+@needs_numba
 def test_mjm_springs_keep_mean_penetration_at_the_design_fraction(sphere):
     """Under the design load the MJM springs settle at max_penetration_fraction × thickness."""
     pv, pf = plane_mesh(0.03, 151)
@@ -196,6 +198,7 @@ def test_mjm_lateral_stiffness_is_a_thousandth_of_normal(sphere):
     assert np.allclose(res.force_G, expected, rtol=1e-12, atol=1e-12)
 
 
+@needs_numba
 def test_tangent_stiffness_matches_finite_differences(sphere_on_plane, sphere):
     """Analytic (material) stiffness = finite differences where it is exact: a sphere bed on a flat
     plane, translations of the sphere, forces on both bodies; on curved surfaces the numeric option
@@ -244,6 +247,7 @@ def test_anticipating_stiffness_sees_contact_just_before_it_happens(sphere_on_pl
     assert touching[2, 2] > K[2, 2]  # more of the sphere is inside the band when touching
 
 
+@needs_numba
 def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
     """Successive evaluations reuse the prefiltered bed vertices while the motion stays within the
     slack; along a wandering path the result equals a fresh search bit for bit."""
