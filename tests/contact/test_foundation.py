@@ -269,3 +269,18 @@ def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
         assert np.array_equal(a.bed_vertex, b.bed_vertex) and np.array_equal(a.force_G, b.force_G)
         assert a.n_points > 0
     assert reused > 5  # the cache was really used
+
+
+def test_pose_at_contact_brings_the_sphere_onto_the_plane(sphere_on_plane):
+    """MJM's approach step: after moving by the predicted time the lowest vertex touches the plane."""
+    from jointmodeller.core.geometry.collision import RelativeMotion
+
+    pair = sphere_on_plane
+    kin = kinematics([[0.001, -0.002, R1 + 0.004], [0, 0, 0]])
+    p_G, R_GB, pred = pair.pose_at_contact(kin, RelativeMotion(np.array([0, 0, -2.0]), np.zeros(3)))
+    assert pred.found and pred.time == pytest.approx(pred.distance / 2.0)
+    lowest = (pair.surface_a.vertices_B @ R_GB.T + p_G)[:, 2].min()
+    assert lowest == pytest.approx(0.0, abs=1e-12)
+    assert pair.evaluate(0.0, kinematics([p_G + [0, 0, 1e-9], [0, 0, 0]])).n_points == 0
+    assert pair.evaluate(0.0, kinematics([p_G - [0, 0, 1e-6], [0, 0, 0]])).n_points > 0
+    assert pair.pose_at_contact(kin, RelativeMotion(np.array([0, 0, 2.0]), np.zeros(3))) is None

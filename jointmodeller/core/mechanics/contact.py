@@ -422,3 +422,23 @@ class ContactPair:
         return predict_collision(self.surface_a.surface, self.surface_b.surface, R_ba, p_ba, motion,
                                  rho=self.rho, method=method, **kw)
 
+    def pose_at_contact(self, kin: BodyKinematics, motion: RelativeMotion | None = None,
+                        **kw) -> tuple[np.ndarray, np.ndarray, CollisionPrediction] | None:
+        """MJM's first equilibrium step (seed 004 §3.4): bring body a to the predicted collision.
+
+        Returns (p_G, R_GB) of body a after moving with ``motion`` (default: the relative velocity;
+        use ``motion_from_loads`` for the net tissue loads) for the predicted time to collision,
+        with body b where it is, and the prediction; None when no collision lies ahead.
+        """
+        if motion is None:
+            motion = relative_motion_B(kin.p_G, kin.R_GB, kin.v_G, kin.w_G, self.a, self.b)
+        pred = self.predict(kin, motion, **kw)
+        if not pred.found:
+            return None
+        speed = float(np.linalg.norm(motion.velocities(pred.point_i_B[None])[0]))
+        R_f, t_f = motion.flow(pred.distance / speed)
+        R_ba = R_f @ pred.R_BA
+        p_ba = R_f @ pred.p_BA + t_f
+        R_Gb, p_Gb = kin.R_GB[self.b], kin.p_G[self.b]
+        return p_Gb + R_Gb @ p_ba, R_Gb @ R_ba, pred
+
