@@ -192,11 +192,12 @@ def solve_equilibrium(
                     break
                 alpha *= 0.5
             if not accepted:
-                if mu == 0.0:
-                    mu = 1e-6
-                    continue
-                break
-            mu = 0.0 if alpha == 1.0 else mu * 0.1
+                # Levenberg–Marquardt: shift towards a scaled gradient step, up to a limit
+                mu = max(mu * 10.0, 1e-3)
+                if mu > 1e4:
+                    break
+                continue
+            mu = 0.0 if (alpha == 1.0 and mu < 1e-2) else (mu * 0.3 if alpha == 1.0 else mu)
             y, g = y_try, g_try
             history.append(merit(g))
             if progress is not None:
