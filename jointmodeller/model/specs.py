@@ -244,7 +244,14 @@ class Force:
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ContactPair:
-    """Cartilage contact between two masses (their cartilage surfaces, else their bone meshes)."""
+    """Cartilage contact between two masses (their cartilage surfaces, else their bone meshes).
+
+    cartilage_thickness_m: both layers together. mjm_springs: the total normal stiffness is chosen
+    so that the mean penetration at ``design_load_N`` is ``max_penetration_fraction`` of the
+    thickness (seed 004 §3.4: ≤ 20%), shared by the current contact points; lateral stiffness is
+    ``lateral_stiffness_ratio`` of normal. elastic_foundation: a bed of springs from E, ν and the
+    thickness, Hunt–Crossley dissipation (s/m) and Stribeck friction.
+    """
 
     name: str
     body_a: str
@@ -261,6 +268,7 @@ class ContactPair:
     rho: float = 5.0
     lateral_stiffness_ratio: float = 0.001
     max_penetration_fraction: float = 0.2
+    design_load_N: float = 1000.0
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def _check_contact(c: _Collector, i: int, p: ContactPair, masses: set[str]) -> N
         c.add(s, r, "body_b", "contact needs two different masses")
     if p.method not in ("mjm_springs", "elastic_foundation"):
         c.add(s, r, "method", f"must be mjm_springs or elastic_foundation, got {p.method!r}")
-    for name in ("cartilage_thickness_m", "youngs_modulus_Pa", "rho", "transition_speed_m_s"):
+    for name in ("cartilage_thickness_m", "youngs_modulus_Pa", "rho", "transition_speed_m_s", "design_load_N"):
         c.positive(s, r, name, getattr(p, name))
     for name in ("hunt_crossley_s_m", "friction_static", "friction_dynamic", "friction_viscous",
                  "lateral_stiffness_ratio"):
