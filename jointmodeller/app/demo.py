@@ -194,6 +194,45 @@ def experiment_axes() -> tuple[tuple[str, tuple[float, float, float]], ...]:
     )
 
 
+def varus_valgus_lever_arms(project: Project, pivot_x_m: float = mesh_demo.TROCHLEA_HALF_WIDTH
+                            ) -> dict[str, tuple[float, float]]:
+    """Elongation rate dL/dθ [m/rad] of each straight bundle for a valgus rotation about the lateral
+    pivot and a varus rotation about the medial pivot: antero-posterior axes (along y) through
+    (±pivot_x_m, 0, 0) in G at the demo pose (the joint opens on one side and pivots on the other).
+
+    Returns name -> (valgus, varus); > 0 stretches the bundle. For a right elbow with x lateral, a
+    valgus rotation is −y (the distal forearm swings laterally). First-order (small rotations).
+    """
+    out = {}
+    for a in project.attachments:
+        A, B = np.asarray(a.point_a_L, float), np.asarray(a.point_b_L, float)
+        u = (B - A) / np.linalg.norm(B - A)  # humerus (fixed) -> ulna (moving)
+        rates = []
+        for axis_sign, x_pivot in ((-1.0, pivot_x_m), (1.0, -pivot_x_m)):  # valgus, varus
+            w = np.array([0.0, axis_sign, 0.0])
+            v_B = np.cross(w, B - np.array([x_pivot, 0.0, 0.0]))  # velocity of the ulnar end per rad
+            rates.append(float(u @ v_B))
+        out[a.name] = (rates[0], rates[1])
+    return out
+
+
+def tension_side_stiffness(project: Project, pivot_x_m: float = mesh_demo.TROCHLEA_HALF_WIDTH
+                           ) -> tuple[float, float]:
+    """Upper estimate of the bundles' varus–valgus stiffness [N·m/rad] (valgus, varus): Σ k·(dL/dθ)²
+    over the bundles each rotation stretches, with the bones pivoting rigidly about the opposite edge
+    (:func:`varus_valgus_lever_arms`). Ignores slack and the contact's compliance, so the real model
+    is softer; it bounds what the published stiffnesses can give with this anatomy."""
+    k = {s.name: s.kx[0] for s in project.springs}
+    spring_of = {a.name: a.spring for a in project.attachments}
+    levers = varus_valgus_lever_arms(project, pivot_x_m)
+    total = [0.0, 0.0]
+    for name, rates in levers.items():
+        for i, r in enumerate(rates):
+            if r > 0:
+                total[i] += k[spring_of[name]] * r * r
+    return total[0], total[1]
+
+
 def build_demo_project(high_res: bool = False, stiffness_scale: float = 1.0) -> Project:
     """The demo elbow project: humerus fixed, ulna free, six tension-only bundles, cartilage contact,
     a 100 N valgus load 30 cm distal on the ulna and the varus–valgus laxity experiment at 30°.

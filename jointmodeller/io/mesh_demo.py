@@ -298,7 +298,7 @@ LANDMARKS: dict[str, Landmark] = {
     "anterior_humerus_above_coronoid_fossa": Landmark("humerus", (-0.0040, 0.0045, 0.0300)),
     "posterior_humerus_above_olecranon_fossa": Landmark("humerus", (0.0030, -0.0060, 0.0320)),
     # ulna (given in the extension frame E, rotated into G)
-    "sublime_tubercle": Landmark("ulna", _E((-0.0160, 0.0070, -0.0180))),
+    "sublime_tubercle": Landmark("ulna", _E((-0.0155, 0.0060, -0.0210))),  # AMCL 20.8 mm (Ikezu 2020: ~22)
     "medial_olecranon": Landmark("ulna", _E((-0.0110, -0.0200, -0.0010))),
     "lateral_coronoid_radial_notch": Landmark("ulna", _E((0.0120, -0.0020, -0.0280))),
     "supinator_crest": Landmark("ulna", _E((0.0145, -0.0060, -0.0280))),

@@ -207,3 +207,35 @@ def test_high_res_meshes_meet_the_benchmark_budget(tmp_path, monkeypatch):
         assert len(v.vertices) >= budget
         rep = surface_report(np.asarray(v.faces), len(v.vertices))
         assert rep.closed and rep.consistently_wound
+
+
+def _rot_y(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def test_lever_arms_match_a_finite_rotation_of_the_ulna(project):
+    """dL/dθ of varus_valgus_lever_arms against bundle lengths after rotating the ulnar ends by ±1e-5
+    rad about the same pivot axes (central differences, independent of the cross-product formula)."""
+    h, x_p = 1e-5, 0.015
+    levers = demo.varus_valgus_lever_arms(project, x_p)
+    for a in project.attachments:
+        A, B = np.array(a.point_a_L), np.array(a.point_b_L)
+        for i, (sign, pivot) in enumerate(((-1.0, x_p), (1.0, -x_p))):  # valgus = −y about +x_p
+            c = np.array([pivot, 0.0, 0.0])
+            lengths = [np.linalg.norm(c + _rot_y(sign * d) @ (B - c) - A) for d in (h, -h)]
+            assert levers[a.name][i] == pytest.approx((lengths[0] - lengths[1]) / (2 * h), abs=1e-7), a.name
+
+
+def test_collaterals_are_placed_to_resist_varus_and_valgus(project):
+    """Anatomy (Regan 1991, Ikezu 2020): the AMCL (≈ 22 mm long) is stretched by valgus opening about the
+    lateral edge, the lateral collaterals by varus opening about the medial edge, each with a lever of
+    tens of millimetres; and the tension-side stiffness grows with the pivot's distance."""
+    amcl = next(a for a in project.attachments if a.name == "MCL anterior bundle")
+    assert 0.020 <= np.linalg.norm(np.subtract(amcl.point_a_L, amcl.point_b_L)) <= 0.027
+    levers = demo.varus_valgus_lever_arms(project)
+    assert levers["MCL anterior bundle"][0] > 0.015 and levers["MCL anterior bundle"][1] < 0
+    for name in ("radial collateral ligament", "lateral ulnar collateral ligament"):
+        assert levers[name][1] > 0.025 and levers[name][0] < 0
+    near, far = demo.tension_side_stiffness(project, 0.0105), demo.tension_side_stiffness(project, 0.02)
+    assert far[0] > near[0] > 0 and far[1] > near[1] > 0
