@@ -240,6 +240,10 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return launch(project)
 
 
+HEADLESS_WALL_S = 120.0
+"""Wall-time limit of each study in a headless run; a study stopped by it keeps its samples."""
+
+
 def run_headless(project_path: str | None) -> int:
     """Run the studies of a project (the demo when None) and print their results."""
     import tempfile
@@ -257,20 +261,16 @@ def run_headless(project_path: str | None) -> int:
         project = store.load_project()
         print(describe_project(project))
         print()
-        run = studies.run_equilibrium(project, progress=ProgressBar("equilibrium"))
+        run = studies.run_equilibrium(project, progress=ProgressBar("equilibrium"), max_wall_s=HEADLESS_WALL_S)
         _print_run(run, store.save_run(run))
-        run = studies.run_dynamics(project, t_end=0.5, report_dt=0.01, digits=6,
+        run = studies.run_dynamics(project, t_end=0.2, report_dt=0.005, digits=6, max_wall_s=HEADLESS_WALL_S,
                                    progress=ProgressBar("dynamics"))
         _print_run(run, store.save_run(run))
         if project.experiments:
-            try:
-                from jointmodeller.app.laxity import run_laxity
-            except ImportError:
-                run_laxity = None
-            if run_laxity is not None:
-                exp = project.experiments[0]
-                run = run_laxity(project, exp.name, progress=ProgressBar("laxity"))
-                _print_run(run, store.save_run(run))
+            from jointmodeller.app.laxity import run_laxity
+
+            run = run_laxity(project, project.experiments[0].name)
+            _print_run(run, store.save_run(run))
     print(f"\nresults stored in {project_path}")
     return 0
 

@@ -223,6 +223,7 @@ def build_mechanical_system(
                 youngs_modulus=c.youngs_modulus_Pa, poisson=c.poisson_ratio,
                 method="mjm" if c.method == "mjm_springs" else "foundation", rho=c.rho,
                 lateral_ratio=c.lateral_stiffness_ratio, max_penetration_fraction=c.max_penetration_fraction,
+                design_load=c.design_load_N,
                 dissipation=c.hunt_crossley_s_m, friction=friction,
             ))
 

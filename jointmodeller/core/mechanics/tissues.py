@@ -80,15 +80,16 @@ def polynomial_energy(deflection: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
 def blankevoort_force(
     elongation: np.ndarray, rest_length: np.ndarray, stiffness: np.ndarray, transition_strain: np.ndarray
 ) -> np.ndarray:
-    """Blankevoort (1991) ligament force (m,) [N]: zero when slack, quadratic toe
-    ``k ε²/(4 ε_l)`` up to ``2 ε_l``, then linear ``k (ε - ε_l)``; ε = x / L0, k in N per unit strain."""
+    """Blankevoort (1991) ligament force (m,) [N], as OpenSim's Blankevoort1991Ligament defines it:
+    zero when slack, toe ``k ε² / (2 ε_t)`` up to the transition strain ε_t, then linear
+    ``k (ε − ε_t / 2)``; ε = x / L0, k in N per unit strain. Value and slope are continuous at ε_t."""
     L0 = np.asarray(rest_length, float)
     eps = np.asarray(elongation, float) / np.where(L0 > 0, L0, 1.0)
     k = np.asarray(stiffness, float)
-    el = np.maximum(np.asarray(transition_strain, float), 1e-12)
-    toe = k * eps * eps / (4.0 * el)
-    lin = k * (eps - el)
-    return np.where(eps <= 0.0, 0.0, np.where(eps <= 2.0 * el, toe, lin))
+    et = np.maximum(np.asarray(transition_strain, float), 1e-12)
+    toe = 0.5 * k * eps * eps / et
+    lin = k * (eps - 0.5 * et)
+    return np.where(eps <= 0.0, 0.0, np.where(eps <= et, toe, lin))
 
 
 def axial_tension(
@@ -197,8 +198,8 @@ class TissueSet:
     wrapped (m,) bool                geometry from the path provider instead of a straight line
     names                            one label per element
     law (m,) int                     POLYNOMIAL, or BLANKEVOORT (axial; k = coeffs[:, 0, 0] per
-                                     unit strain, toe up to 2·transition_strain)
-    transition_strain (m,)           Blankevoort ε_l
+                                     unit strain, toe up to transition_strain)
+    transition_strain (m,)           Blankevoort ε_t (OpenSim's transition strain)
     """
 
     body_a: np.ndarray
