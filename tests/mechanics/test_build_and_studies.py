@@ -125,14 +125,16 @@ def test_run_dynamics_record_and_progress():
 
 
 def test_blankevoort_law_and_its_use_in_the_tissue_element():
+    # OpenSim's Blankevoort1991Ligament: toe k ε²/(2 ε_t) up to ε_t, then k (ε − ε_t/2)
     k, L0, el = 5000.0, 0.02, 0.06
     x = L0 * np.array([-0.01, 0.03, 0.12, 0.2])
     f = blankevoort_force(x, np.full(4, L0), np.full(4, k), np.full(4, el))
-    assert np.allclose(f, [0.0, k * 0.03**2 / (4 * el), k * 0.12**2 / (4 * el), k * (0.2 - el)])
-    # continuity of value and slope at 2 ε_l
-    e = 2 * el * np.array([1 - 1e-9, 1 + 1e-9])
-    v = blankevoort_force(e * L0, np.full(2, L0), np.full(2, k), np.full(2, el))
-    assert abs(v[1] - v[0]) < 1e-5
+    assert np.allclose(f, [0.0, k * 0.03**2 / (2 * el), k * (0.12 - el / 2), k * (0.2 - el / 2)])
+    # continuity of value and slope (k) at ε_t
+    h = 1e-7
+    e = el + np.array([-h, 0.0, h])
+    v = blankevoort_force(e * L0, np.full(3, L0), np.full(3, k), np.full(3, el))
+    assert abs(v[1] - k * el / 2) < 1e-9 and abs((v[2] - v[0]) / (2 * h) - k) < 1e-3 * k
     project = synthetic_project(bushing=False)
     from dataclasses import replace
 
