@@ -81,9 +81,10 @@ CARTILAGE = dict(thickness_m=2 * mesh_demo.CARTILAGE_T, youngs_modulus_Pa=10.0e6
 """Contact pair: combined thickness of the two layers (1.5 mm each), cartilage E and ν (docs/demo.md)."""
 
 CALIBRATED_STIFFNESS_SCALE = 50.0
-"""MJM-style hand calibration (seed 004 §6): the bundle-stiffness factor that brings this demo's
-estimated varus–valgus laxity into the measured 1.3°–5° band (about 4.8° at ×40, 4.0° at ×60; see
-docs/demo.md). Not a literature value: ``build_demo_project`` uses 1.0 unless asked."""
+"""MJM-style hand calibration (seed 004 §6): a bundle-stiffness factor that an early estimate (penalty
+contact on an analytic trochlea) put inside the measured 1.3°–5° band (4.8° at ×40, 4.0° at ×60). Not
+verified by the product's sweep, which finds no equilibrium beyond 5 N at ×50 (docs/demo.md). Not a
+literature value: ``build_demo_project`` uses 1.0 unless asked."""
 
 LOAD_N = 100.0
 LEVER_M = 0.30
