@@ -1,5 +1,7 @@
-"""Studies off the GUI thread: a QThread worker with progress, pause and stop, forwarding live
-samples to the GUI thread (which draws the newest one on a timer, so the event loop never waits).
+"""Studies off the GUI thread: :class:`ProcessStudyRunner` runs the app's studies in a separate
+process (the default: the solver never competes for this process's GIL), :class:`StudyRunner` runs
+any callable in a QThread. Both report progress, forward live samples (the viewport draws the newest
+one on a timer, so the event loop never waits), pause and stop.
 
 A study is any callable ``fn(progress, cancel) -> RunRecord``; it calls ``progress(fraction)`` or
 ``progress(fraction, sample)`` as it goes (a sample is what ``render.frames.frame_from_sample``
