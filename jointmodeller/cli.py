@@ -34,9 +34,15 @@ class ProgressBar:
 
     def __call__(self, fraction: float, message: str = "") -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
-        if fraction < 1.0 and fraction - self.last < 0.01:
+        interactive = getattr(self.stream, "isatty", lambda: False)()
+        if fraction < 1.0 and fraction - self.last < (0.01 if interactive else 0.1) - 1e-9:
             return
         self.last = fraction
+        if not interactive:  # a log file: one line per 10 %
+            elapsed = time.perf_counter() - self.t0
+            self.stream.write(f"{self.label}: {fraction * 100:5.1f}% after {elapsed:.1f} s {message[:40]}\n")
+            self.stream.flush()
+            return
         filled = int(round(fraction * self.width))
         bar = "#" * filled + "-" * (self.width - filled)
         elapsed = time.perf_counter() - self.t0
