@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     w.viewport.screenshot(str(args.folder / "viewport_medial.png"))
     if args.dynamics > 0:
         done = []
-        w.runner.finished.connect(done.append)
+        w.runFinished.connect(done.append)
+        w.process_runner.failed.connect(done.append)
         w.runner.failed.connect(done.append)
         w.run_panel.study.setCurrentText("dynamics")
         w.run_panel.t_end.setValue(args.dynamics)
