@@ -53,7 +53,7 @@ def mutated_documents(draw):
                 del parent[path[-1]]
             elif isinstance(parent, dict):
                 parent[draw(st.text(max_size=6))] = draw(json_values)
-            else:
+            elif isinstance(parent, list):
                 parent.append(draw(json_values))
         except (KeyError, IndexError, TypeError):
             continue
