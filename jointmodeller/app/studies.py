@@ -24,6 +24,21 @@ Progress = Callable[[float], None]
 DEFAULT_EQUILIBRIUM_WALL_S = 300.0  # an equilibrium that has not converged by then reports failure
 
 
+class WatchedSystem:
+    """A MechanicalSystem that tells ``on_evaluate(t, y)`` of every derivative evaluation."""
+
+    def __init__(self, system: MechanicalSystem, on_evaluate: Callable[[float, np.ndarray], None]):
+        self._system = system
+        self.on_evaluate = on_evaluate
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        self.on_evaluate(t, y)
+        return self._system.derivative(t, y)
+
+    def __getattr__(self, name: str):
+        return getattr(self._system, name)
+
+
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tuple[dict, dict]:
     """Series and labels of sampled states ys (k, 13n) at times (k,).
 
@@ -136,10 +151,13 @@ def run_dynamics(
     contact: bool = True,
     wrapping: bool = True,
     max_wall_s: float | None = None,
+    watch: Callable[[BuiltMechanics], Callable[[float, np.ndarray], None]] | None = None,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
 
     max_wall_s: stop (status "stopped", samples kept) after this many seconds of wall time.
+    watch: given the built system, returns a hook called with (t, y) at every state derivative
+    evaluation (the GUI shows the state being integrated live through it).
 
     digits: accuracy α = 10^-digits; method: DOP853, RK45, Radau, BDF or LSODA (implicit for stiff
     contact). A diverged run comes back with status "failed", its message, and every sample up to
@@ -162,7 +180,8 @@ def run_dynamics(
             return False
         return bool(cancel.is_set()) if hasattr(cancel, "is_set") else bool(cancel())
 
-    traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
+    system = built.system if watch is None else WatchedSystem(built.system, watch(built))
+    traj = simulate(system, built.state, t_end, report_dt, digits=digits, method=method,
                     progress=progress, cancel=stop)
     if timed_out[0] and traj.status == "stopped":
         traj.message = f"stopped at the time limit of {max_wall_s:.3g} s (t = {traj.times[-1]:.6g} s reached)"

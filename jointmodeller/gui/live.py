@@ -21,25 +21,6 @@ from jointmodeller.model.specs import Project
 LIVE_SAMPLE_HZ = 40.0
 
 
-class WatchedSystem:
-    """A MechanicalSystem that remembers the last (t, y) its derivative was evaluated at and tells
-    ``on_evaluate(t, y)`` (so a slow step still shows its stages live)."""
-
-    def __init__(self, system, on_evaluate: Callable[[float, np.ndarray], None] | None = None):
-        self._system = system
-        self.last: tuple[float, np.ndarray] | None = None
-        self.on_evaluate = on_evaluate
-
-    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
-        self.last = (t, y)
-        if self.on_evaluate is not None:
-            self.on_evaluate(t, y)
-        return self._system.derivative(t, y)
-
-    def __getattr__(self, name: str):
-        return getattr(self._system, name)
-
-
 CONTACT_SAMPLE_HZ = 2.0
 """Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
 
@@ -83,46 +64,36 @@ def live_sample(system, names: list[str], t: float, y: np.ndarray, tissue_names:
 def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress: Callable, cancel,
                   digits: float = 6.0, method: str = "DOP853", contact: bool = True,
                   wrapping: bool = True) -> RunRecord:
-    """app.studies.run_dynamics with live samples of the state being integrated."""
-    from jointmodeller.app.build import build_mechanical_system
-    from jointmodeller.app.studies import state_series
-    from jointmodeller.core.studies.dynamics import simulate
+    """app.studies.run_dynamics with live samples of the state being integrated, at most
+    LIVE_SAMPLE_HZ a second (contact patches at most CONTACT_SAMPLE_HZ)."""
+    from jointmodeller.app.studies import run_dynamics
 
-    params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
-              "method": method, "contact": contact, "wrapping": wrapping}
-    started = time.perf_counter()
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
-    names = list(built.body_names)
-    last = [0.0, 0.0]
     fraction_done = [0.0]
-    tissue_names = list(built.tissue_names)
 
-    def evaluated(t: float, y: np.ndarray) -> None:
-        now = time.perf_counter()
-        if now - last[0] >= 1.0 / LIVE_SAMPLE_HZ:
-            last[0] = now
-            with_contact = built.contacts and now - last[1] >= 1.0 / CONTACT_SAMPLE_HZ
-            if with_contact:
-                last[1] = now
-            progress(fraction_done[0], live_sample(built.system, names, t, y, tissue_names,
-                                                   built.contacts if with_contact else None))
+    def watch(built):
+        names, tissue_names = list(built.body_names), list(built.tissue_names)
+        last = [0.0, 0.0]
 
-    watched = WatchedSystem(built.system, evaluated)
+        def evaluated(t: float, y: np.ndarray) -> None:
+            now = time.perf_counter()
+            if now - last[0] >= 1.0 / LIVE_SAMPLE_HZ:
+                last[0] = now
+                with_contact = built.contacts and now - last[1] >= 1.0 / CONTACT_SAMPLE_HZ
+                if with_contact:
+                    last[1] = now
+                progress(fraction_done[0], live_sample(built.system, names, t, y, tissue_names,
+                                                       built.contacts if with_contact else None))
+        return evaluated
 
     def report(fraction: float) -> None:
         fraction_done[0] = fraction
         progress(fraction)
 
-    traj = simulate(watched, built.state, t_end, report_dt, digits=digits, method=method, progress=report,
-                    cancel=cancel)
-    wall = time.perf_counter() - started
-    series, labels = state_series(built, traj.times, traj.y)
-    simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0
-    summary = {"steps": traj.n_steps, "force_evaluations": traj.n_rhs, "simulated_s": simulated,
-               "wall_time_s": wall, "realtime_factor": simulated / wall if wall > 0 else None}
-    progress(1.0 if traj.status == "completed" else simulated / max(t_end, 1e-12))
-    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
-                     series=series, labels=labels, summary=summary)
+    run = run_dynamics(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method, progress=report,
+                       cancel=cancel, contact=contact, wrapping=wrapping, watch=watch)
+    simulated = float(run.summary.get("simulated_s") or 0.0)
+    progress(1.0 if run.status == "completed" else simulated / max(t_end, 1e-12))
+    return run
 
 
 def study_function(study: str, project: Project, **options) -> Callable:
@@ -150,7 +121,7 @@ def study_function(study: str, project: Project, **options) -> Callable:
     raise KeyError(f"no study named {study!r}")
 
 
-__all__ = ["LIVE_SAMPLE_HZ", "WatchedSystem", "live_dynamics", "live_sample", "study_function"]
+__all__ = ["LIVE_SAMPLE_HZ", "live_dynamics", "live_sample", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0
