@@ -41,7 +41,7 @@ def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return out
 
 
-def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, out_s, out_n, out_d2,
+def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, facing_cos, out_s, out_n, out_d2,
                     out_f):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
@@ -87,7 +87,8 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, out
                     fx = aby * acz - abz * acy
                     fy = abz * acx - abx * acz
                     fz = abx * acy - aby * acx
-                    if fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2] >= 0.0:
+                    dot = fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2]
+                    if dot >= -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz):
                         continue
                 apx = p0 - ax
                 apy = p1 - ay
@@ -237,7 +238,7 @@ class SurfaceProximity:
 
     def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
                 beneath_only: bool = False, facing: np.ndarray | None = None,
-                candidates: np.ndarray | None = None) -> ClosestPoints:
+                candidates: np.ndarray | None = None, facing_cos: float = 0.0) -> ClosestPoints:
         """Closest points for the query points (k, 3) within ``distance`` [m] of the surface.
 
         ``beneath_only``: skip points clearly outside first — those more than one longest edge
@@ -245,6 +246,9 @@ class SurfaceProximity:
         ``facing`` (k, 3): the query points' own surface normals; only faces turned towards them
         count (thin shells: a point pushed past the middle of a cartilage layer still measures
         its depth from the articular side), searched among more nearest vertices.
+        ``facing_cos``: with ``facing``, a face counts only when its unit normal · facing < −facing_cos
+        (0: any face turned away; 0.5: within 60° of opposing, which drops the side walls of a thin
+        closed cartilage shell whose nearest surface would jump across its medial axis).
         ``candidates``: indices from :meth:`candidates` (possibly computed at a nearby pose with
         enough slack) to test instead of filtering all points again; per-point results are the same.
         """
@@ -269,7 +273,7 @@ class SurfaceProximity:
         if m:
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(np.asarray(facing, float)[idx])
             _kernel(_closest_kernel, use_numba)(q, near, self.vertex_faces, self.vertices, self.faces,
-                                                self.vertex_normals, fac, facing is not None, s, n, d2, f)
+                                                self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2, f)
         dist = np.sqrt(d2)
         ok = (f >= 0) & (dist <= distance)
         s, n, dist, f, idx = s[ok], n[ok], dist[ok], f[ok], idx[ok]

@@ -44,6 +44,9 @@ METHODS = ("foundation", "mjm")
 #: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
 CANDIDATE_SLACK_FRACTION = 0.25
 BEDS = ("a", "b", "both")
+#: a face of the other surface counts for a bed vertex only when its normal · the vertex normal is
+#: below −FACING_COS (see SurfaceProximity.closest)
+FACING_COS = 0.0
 
 
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -132,6 +135,7 @@ class _Springs:
     lateral: float  # lateral stiffness ratio (0 for the foundation: its force is along normal_G)
     offset_G: np.ndarray  # closest point − bed vertex (m, 3)
     area: np.ndarray
+    face: np.ndarray | None = None  # (m,) face of the other surface holding each closest point
 
 
 class ContactPair:
@@ -196,6 +200,7 @@ class ContactPair:
         if surfaces is None:
             surfaces = (ContactSurface.from_mesh(vertices_a_B, faces_a), ContactSurface.from_mesh(vertices_b_B, faces_b))
         self.surface_a, self.surface_b = surfaces
+        self.facing_cos = FACING_COS
         self.last_result: ContactResult | None = None
         self._cache: dict = {}
 
@@ -220,7 +225,8 @@ class ContactPair:
         P_o = bed.vertices_B @ R_ob.T + p_ob
         facing = bed.surface.normals_B @ R_ob.T
         cand = self._candidates(bed_body, other, bed, surf, R_ob, p_ob, P_o)
-        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=cand)
+        cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=cand,
+                                    facing_cos=self.facing_cos)
         inside = cp.depth > -band if band > 0 else cp.depth > 0.0
         idx = cp.index[inside]
         R_Go = kin.R_GB[other]
@@ -244,7 +250,7 @@ class ContactPair:
                 n_eff = max(float(np.minimum(depth / ramp, 1.0).sum()), 1.0)
             stiffness = np.full(len(idx), scale * self.mjm_total_stiffness / n_eff)
             lateral = self.lateral_ratio
-        return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area)
+        return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area, cp.face[inside])
 
     def _candidates(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
                     R_ob: np.ndarray, p_ob: np.ndarray, P_o: np.ndarray) -> np.ndarray:
@@ -411,6 +417,19 @@ class ContactPair:
             K[:, col] = -(wrench(dq) - wrench(-dq)) / (2 * step)
         self.last_result = saved
         return K
+
+    def frozen(self, kin: BodyKinematics, band: float = 0.0):
+        """This pair's contact set at ``kin`` frozen (a :class:`FrozenContactPair`): every bed vertex
+        beneath the other surface, and with band > 0 [m] also those up to band above it, each with
+        the face its closest point lies on. Same forces as :meth:`accumulate` while the set holds."""
+        from jointmodeller.core.mechanics.contact_frozen import FrozenBed, FrozenContactPair
+
+        scale = 0.5 if self.bed == "both" else 1.0
+        beds = []
+        for sp in self._all_springs(kin, band=band):
+            other = self.b if sp.bed_body == self.a else self.a
+            beds.append(FrozenBed(sp.bed_body, other, sp.bed_vertex.copy(), sp.face.copy(), scale))
+        return FrozenContactPair(self, beds)
 
     # ------------------------------------------------------------------ prediction
     def predict(self, kin: BodyKinematics, motion: RelativeMotion | None = None, method: str = "grid",
