@@ -95,3 +95,30 @@ def test_ball_settles_in_socket_to_tight_residual(method):
     assert np.linalg.norm(res.total_force_G) > 30.0
     if method == "mjm":  # design load 150 N near the ligaments' pull: penetration near its limit
         assert res.max_penetration <= 2.0 * pair.penetration_limit
+
+
+def test_facing_cos_keeps_only_faces_within_the_cone_brute_force():
+    """closest(facing_cos=c) = the nearest point over the faces whose unit normal · facing < −c,
+    by brute force over every face (points near a sphere, facings tilted at random)."""
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+    from jointmodeller.core.mechanics.contact_frozen import closest_on_faces
+
+    s = trimesh.creation.icosphere(3, 0.01)
+    v, f = np.asarray(s.vertices), np.asarray(s.faces, np.int64)
+    prox = SurfaceProximity.build(v, f)
+    rng = np.random.default_rng(5)
+    d = rng.normal(size=(200, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    q = d * rng.uniform(0.0095, 0.0102, (200, 1))
+    facing = -d + 0.8 * rng.normal(size=(200, 3))
+    facing /= np.linalg.norm(facing, axis=1, keepdims=True)
+    fn = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    fn /= np.linalg.norm(fn, axis=1, keepdims=True)
+    cp = prox.closest(q, 0.002, facing=facing, facing_cos=0.5)
+    assert len(cp.index) > 50
+    for i, j in enumerate(cp.index):
+        ok = np.flatnonzero(fn @ facing[j] < -0.5)
+        bary = closest_on_faces(np.repeat(q[j][None], len(ok), 0), v, f, ok)
+        pts = np.einsum("mk,mki->mi", bary, v[f[ok]])
+        best = np.linalg.norm(pts - q[j], axis=1).min()
+        assert abs(cp.depth[i]) == pytest.approx(best, abs=1e-12)
