@@ -1,0 +1,198 @@
+"""Probes of the running GUI for `jointmodeller bench` (group gui): start-up scripts and the live
+run measurement. They live in the GUI package because they drive Qt; the bench only runs them in
+child processes and reads their numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from jointmodeller.app.picking import mass_pose
+from jointmodeller.core.mechanics.rotations import matrix_to_quat
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Project
+
+STARTUP_BASELINE = """
+import sys, time
+t0 = float(sys.argv[1])
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication([])
+w = QMainWindow(); w.resize(1200, 800); w.show()
+app.processEvents()
+print("SHOWN", time.time() - t0, flush=True)
+"""
+
+STARTUP_APP = """
+import sys, time
+t0 = float(sys.argv[1])
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from jointmodeller.gui.main_window import MainWindow
+w = MainWindow(settings=QSettings(sys.argv[2], QSettings.IniFormat), confirm=False)
+w.open_demo()
+w.show()
+app.processEvents()
+w.viewport.plotter.render()
+print("SHOWN", time.time() - t0, flush=True)
+w.close()
+"""
+
+
+def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, angle_rad: float = 0.8):
+    """fn(progress, cancel) -> RunRecord; each step burns ``work_s`` of CPU in numpy (holding the GIL
+    in short pieces as solver code does) and reports a sample with the poses of every mass."""
+    names = [m.name for m in project.masses]
+    poses = [mass_pose(m) for m in project.masses]
+    m_att = len(project.attachments)
+
+    def fn(progress, cancel):
+        times, ps, qs, fs = [], [], [], []
+        status = "completed"
+        for k in range(steps + 1):
+            if cancel.is_set():
+                status = "stopped"
+                break
+            t0 = time.perf_counter()
+            a = np.random.default_rng(k).normal(size=2000)
+            while time.perf_counter() - t0 < work_s:  # small element-wise kernels, as a force evaluation
+                a = np.sin(a) * 1.0001 + np.cos(a) * 1e-3
+            t = k / steps
+            th = angle_rad * t
+            Rz = np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1]])
+            R = np.stack([p[0] if i == 0 else Rz @ p[0] for i, p in enumerate(poses)])
+            com = np.array([m.com_L for m in project.masses])
+            p_G = np.stack([poses[i][0] @ com[i] + poses[i][1] for i in range(len(poses))])
+            q = matrix_to_quat(R)
+            f = np.full(m_att, 40.0 * t)
+            times.append(t)
+            ps.append(p_G)
+            qs.append(q)
+            fs.append(f)
+            progress(t, {"time": t, "body_p_G": p_G, "body_q_GL": q, "tissue_force_N": f,
+                         "labels": {"body": names}})
+        return RunRecord(study="dynamics", status=status,
+                         series={"time": np.array(times), "body_p_G": np.array(ps), "body_q_GL": np.array(qs),
+                                 "tissue_force_N": np.array(fs).reshape(len(times), m_att)},
+                         labels={"body": names, "tissue_force_N": [a.name for a in project.attachments]})
+
+    return fn
+
+
+def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
+    """In this process (needs a display): fps and stalls during a live run of the demo."""
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from jointmodeller.gui.main_window import MainWindow
+    from jointmodeller.render.scene import SceneFrame
+
+    app = QApplication.instance() or QApplication([])
+    tmp = tempfile.mkdtemp()
+    os.environ.setdefault("JOINTMODELLER_RECOVERY_DIR", os.path.join(tmp, "recovery"))
+    w = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat), confirm=False)
+    w.open_demo()
+    w.resize(1200, 800)
+    w.show()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.01)
+    project = w.doc.project
+
+    def ticking(duration_or_done) -> list[float]:
+        gaps: list[float] = []
+        last = [time.perf_counter()]
+
+        def tick():
+            now = time.perf_counter()
+            gaps.append(now - last[0])
+            last[0] = now
+
+        timer = QTimer()
+        timer.setInterval(10)
+        timer.timeout.connect(tick)
+        timer.start()
+        t_end = time.perf_counter() + duration_or_done if isinstance(duration_or_done, float) else None
+        while (time.perf_counter() < t_end) if t_end else not duration_or_done():
+            app.processEvents()
+            time.sleep(0.001)
+        timer.stop()
+        return gaps
+
+    idle = ticking(seconds_idle)
+
+    note = "app dynamics study in its own process"
+    fn = None
+    if "dynamics" in w.studies:
+        w.run_panel.t_end.setValue(0.5)
+    else:
+        fn = turning_study(project, steps=400, work_s=0.006)
+        note = "scripted motion (app dynamics study not installed)"
+    done = [False]
+    samples = [0]
+    w.runFinished.connect(lambda _r: done.__setitem__(0, True))
+    for runner in (w.runner, w.process_runner):
+        runner.failed.connect(lambda _m: done.__setitem__(0, True))
+        runner.sample.connect(lambda _s: samples.__setitem__(0, samples[0] + 1))
+    w.start_study("dynamics", fn=fn)
+    t_start = time.perf_counter()
+    while w.viewport.frames_drawn == 0 and not done[0] and time.perf_counter() - t_start < 180:
+        app.processEvents()  # building the system (meshes, contact grids) comes first
+        time.sleep(0.005)
+    f0, d0, s0 = w.viewport.frames_drawn, w.viewport.draw_seconds, samples[0]
+    t0 = time.perf_counter()
+    live = ticking(lambda: done[0] or time.perf_counter() - t0 > seconds_live)
+    wall = time.perf_counter() - t0
+    frames = w.viewport.frames_drawn - f0
+    draw_s = w.viewport.draw_seconds - d0
+    n_samples = samples[0] - s0
+    w._active.stop()
+    while not done[0]:  # the stopped run is stored with what it computed
+        app.processEvents()
+        time.sleep(0.01)
+
+    # baseline: the naive redraw: every frame, each bone's full mesh is moved to G in numpy and
+    # uploaded to VTK again (no actor transforms, no display decimation)
+    scene = w.viewport.scene
+    pl = w.viewport.plotter
+    n_rebuild = 6
+    from jointmodeller.app.picking import mass_pose, to_global
+    import pyvista as pv
+
+    for a in scene.mass_actors.values():
+        a.SetVisibility(False)
+    t1 = time.perf_counter()
+    for k in range(n_rebuild):
+        for m in project.masses:
+            faces = np.hstack([np.full((m.mesh.n_faces, 1), 3), m.mesh.faces]).ravel()
+            poly = pv.PolyData(to_global(mass_pose(m), m.mesh.vertices_L), faces)
+            pl.add_mesh(poly, color=m.colour, smooth_shading=True, name=f"naive:{m.name}", render=False)
+        pl.render()
+    rebuild_fps = n_rebuild / (time.perf_counter() - t1)
+    for m in project.masses:
+        pl.remove_actor(f"naive:{m.name}", render=False)
+    for a in scene.mass_actors.values():
+        a.SetVisibility(True)
+    pose_t = time.perf_counter()
+    for k in range(n_rebuild):
+        scene.set_frame(SceneFrame(tissue_force_N=np.full(len(project.attachments), float(k))))
+    pose_fps = n_rebuild / (time.perf_counter() - pose_t)
+    w.close()
+    return {"fps_live": frames / wall if wall > 0 else 0.0, "frames": frames, "wall_s": wall,
+            "samples": n_samples,
+            "first_frame_s": t0 - t_start,
+            "draw_ms_mean": 1000 * draw_s / max(frames, 1), "fps_pose_only_unthrottled": pose_fps,
+            "fps_rebuild": rebuild_fps, "max_stall_ms": 1000 * max(live), "idle_max_gap_ms": 1000 * max(idle),
+            "median_gap_ms": 1000 * float(np.median(live)), "note": note}
+
+
+
+if __name__ == "__main__":
+    if "--live" in sys.argv:
+        print(json.dumps(measure_live()), flush=True)
