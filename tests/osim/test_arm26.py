@@ -11,27 +11,13 @@ from scipy.spatial.transform import Rotation
 
 from jointmodeller.app.osim_import import import_osim, import_osim_command, wrap_ranges
 from jointmodeller.core.studies.muscle_paths import build_multibody, muscle_paths
-from jointmodeller.io.osim import frame_matrix, load_osim
+from jointmodeller.io.osim import frame_matrix
 
 DATA = Path(__file__).parent / "data"
 ANGLES_DEG = np.arange(0, 131, 5)
 MUSCLES = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
 LENGTH_TOL = 0.5e-3
 MOMENT_ARM_TOL = 1.0e-3
-
-
-@pytest.fixture(scope="module")
-def arm26_path(shared_models) -> Path:
-    path = shared_models / "arm26" / "arm26.osim"
-    if not path.is_file():
-        pytest.skip("arm26.osim is absent")
-    return path
-
-
-@pytest.fixture(scope="module")
-def arm26(arm26_path):
-    """(project, report) without meshes (fast)."""
-    return load_osim(arm26_path, load_meshes=False)
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,7 @@ from jointmodeller.core.studies.muscle_paths import (
     mjm_path_specs,
     path_spec,
 )
-from jointmodeller.io.osim import load_osim
 from jointmodeller.model.specs import GROUND
-
-
-@pytest.fixture(scope="module")
-def arm26(shared_models):
-    path = shared_models / "arm26" / "arm26.osim"
-    if not path.is_file():
-        pytest.skip("arm26.osim is absent")
-    return load_osim(path, load_meshes=False)
 
 
 def free_body_view(model, q, u):

@@ -15,16 +15,7 @@ from jointmodeller.app.muscle_paths import (
     write_muscle_paths_csv,
 )
 from jointmodeller.app.osim_import import wrap_ranges
-from jointmodeller.io.osim import load_osim
 from tests.osim.test_arm26 import reference_csv
-
-
-@pytest.fixture(scope="module")
-def arm26(shared_models):
-    path = shared_models / "arm26" / "arm26.osim"
-    if not path.is_file():
-        pytest.skip("arm26.osim is absent")
-    return load_osim(path, load_meshes=False)
 
 
 def test_run_csv_and_plot(arm26, tmp_path, artifacts_dir):
