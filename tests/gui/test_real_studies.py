@@ -9,7 +9,8 @@ import time
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QTimer
+
+from live_study import TickGaps
 
 from jointmodeller.app.picking import mass_pose
 from jointmodeller.gui.main_window import available_studies
@@ -57,24 +58,14 @@ def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, d
     w.run_panel.t_end.setValue(1.0)
     w.run_panel.start.click()
     qtbot.waitUntil(lambda: w.viewport.frames_drawn > 0, timeout=120000)
-    wall, cpu = [], []
-    last = [time.perf_counter(), time.thread_time()]
-
-    def tick():
-        now, now_cpu = time.perf_counter(), time.thread_time()
-        wall.append(now - last[0])
-        cpu.append(now_cpu - last[1])
-        last[:] = [now, now_cpu]
-
-    timer = QTimer()
-    timer.setInterval(10)
-    timer.timeout.connect(tick)
+    gaps = TickGaps()
+    wall, cpu = gaps.wall, gaps.cpu
     f0 = w.viewport.frames_drawn
-    timer.start()
+    gaps.start()
     t0 = time.perf_counter()
     while w.viewport.frames_drawn - f0 < 3 and time.perf_counter() - t0 < 60:
         qtbot.wait(50)
-    timer.stop()
+    gaps.stop()
     frames = w.viewport.frames_drawn - f0
     with qtbot.waitSignal(w.runFinished, timeout=120000):
         w.run_panel.stop.click()

@@ -4,16 +4,14 @@ the rendered image of the demo, and the event loop staying responsive during a l
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QElapsedTimer, QTimer
 
 from jointmodeller.app.picking import mass_pose
 from jointmodeller.render.scene import BACKGROUND, hex_rgb
 
-from live_study import turning_study
+from live_study import TickGaps, turning_study
 
 pytestmark = pytest.mark.gui
 
@@ -97,26 +95,16 @@ def test_live_frames_reach_the_viewport_and_the_event_loop_keeps_ticking(qtbot, 
     time the OS gives other processes on a shared machine is not a stall of ours; the wall-clock gaps
     are recorded beside it), live frames are drawn, and no mesh is uploaded per frame."""
     w = window(small_project)
-    wall, cpu = [], []
-    last = [time.perf_counter(), time.thread_time()]
-
-    def tick():
-        now, now_cpu = time.perf_counter(), time.thread_time()
-        wall.append(now - last[0])
-        cpu.append(now_cpu - last[1])
-        last[:] = [now, now_cpu]
-
-    timer = QTimer()
-    timer.setInterval(10)
-    timer.timeout.connect(tick)
+    gaps = TickGaps()
+    wall, cpu = gaps.wall, gaps.cpu
     uploads = []
     original_add_mesh = w.viewport.plotter.add_mesh
     w.viewport.plotter.add_mesh = lambda *a, **k: uploads.append(1) or original_add_mesh(*a, **k)
     drawn0 = w.viewport.frames_drawn
-    timer.start()
+    gaps.start()
     with qtbot.waitSignal(w.runner.finished, timeout=60000):
         w.start_study("scripted", fn=turning_study(small_project, steps=300, work_s=0.005))
-    timer.stop()
+    gaps.stop()
     w.viewport.plotter.add_mesh = original_add_mesh
     drawn = w.viewport.frames_drawn - drawn0
     (artifacts_dir / "gui_stall_scripted.json").write_text(json.dumps(
