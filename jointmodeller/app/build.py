@@ -218,8 +218,11 @@ def build_mechanical_system(
             if c.friction_static or c.friction_dynamic or c.friction_viscous:
                 friction = StribeckFriction(c.friction_static, c.friction_dynamic, c.friction_viscous,
                                             c.transition_speed_m_s)
+            # a closed cartilage shell contacts only through its articular sheet (core.geometry.articular)
+            va, fa = _contact_sheet(ia, ma, mesh_B)
+            vb, fb = _contact_sheet(ib, mb, mesh_B)
             extra.append(CorePair(
-                ia, ib, mesh_B(ia, sa), sa.faces, mesh_B(ib, sb), sb.faces, c.cartilage_thickness_m,
+                ia, ib, va, fa, vb, fb, c.cartilage_thickness_m,
                 youngs_modulus=c.youngs_modulus_Pa, poisson=c.poisson_ratio,
                 method="mjm" if c.method == "mjm_springs" else "foundation", rho=c.rho,
                 lateral_ratio=c.lateral_stiffness_ratio, max_penetration_fraction=c.max_penetration_fraction,
@@ -237,3 +240,15 @@ def build_mechanical_system(
         lengths = system.tissue_forces.evaluate(0.0, state.get_kinematics()).length
         tissues.rest_length[open_rest] = lengths[open_rest]
     return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)
+
+
+def _contact_sheet(i: int, mass, mesh_B) -> tuple[np.ndarray, np.ndarray]:
+    """Contact surface of mass i in its body frame: the articular sheet of its cartilage layer on its
+    bone, else its bone mesh."""
+    from jointmodeller.core.geometry.articular import articular_surface
+
+    if mass.cartilage is None:
+        return mesh_B(i, mass.mesh), mass.mesh.faces
+    bone = mass.mesh
+    return articular_surface(mesh_B(i, mass.cartilage), mass.cartilage.faces,
+                             None if bone is None else mesh_B(i, bone), None if bone is None else bone.faces)

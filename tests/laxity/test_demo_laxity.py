@@ -1,6 +1,7 @@
 """The demo elbow's varus–valgus experiment (30° flexion, ±100 N at 30 cm) against seed 004 §6.
 
-Needs the project builder with contact (jointmodeller.app.build); skipped until it exists.
+The demo's bundles carry MJM's calibration (app.demo.CALIBRATED_STIFFNESS_SCALE × the published
+stiffness, as seed 004 §6 did); the published values alone let the notch ride out (docs/demo.md).
 """
 
 from __future__ import annotations
@@ -24,10 +25,6 @@ def demo_run():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="published ligament stiffnesses cannot hold 30 N·m within 2.5° (bound Σk·(dL/dθ)² "
-                          "≤ 95/166 N·m/rad valgus/varus about the hourglass pivots, band needs ~700); the demo "
-                          "measures ~31–36 N·m/rad and the sweep finds no equilibrium at 20 N (MJM contact). "
-                          "docs/demo.md, 'Laxity of the default parameters'", strict=False)
 def test_demo_laxity_inside_the_measured_band(demo_run):
     project, run = demo_run
     assert run.status == "completed", run.message
@@ -38,11 +35,11 @@ def test_demo_laxity_inside_the_measured_band(demo_run):
 
 @pytest.mark.slow
 def test_demo_contact_carries_load_and_valgus_tightens_the_mcl(demo_run):
-    """Over the valgus steps the sweep solves (all 41 once it reaches ±100 N; up to 15 N today): the
-    surfaces touch at every step, valgus (+x load) opens the joint monotonically and stretches the AMCL."""
+    """Over all 41 steps to ±100 N: the surfaces touch at every step, valgus (+x load) opens the joint
+    monotonically and stretches the AMCL."""
     project, run = demo_run
     loads = run.series["load"]
-    assert loads.size >= 3, run.message  # at least 0, 5 and 10 N
+    assert run.status == "completed" and loads.size == 41, run.message
     assert np.all(run.series["extra_force_N"] > 0)  # the joint surfaces touch at every step
     valgus = np.flatnonzero(loads >= 0)
     order = valgus[np.argsort(loads[valgus])]

@@ -157,8 +157,7 @@ def solve_equilibrium(
 
     def newton(y: np.ndarray, budget: int, move_limit: float | None = None,
                admissible: Callable[[np.ndarray], bool] | None = None,
-               moved: Callable[[np.ndarray, np.ndarray], float] | None = None,
-               max_failures: int | None = None) -> tuple[np.ndarray, bool, int]:
+               moved: Callable[[np.ndarray, np.ndarray], float] | None = None) -> tuple[np.ndarray, bool, int]:
         """Damped Newton on the current force elements. move_limit [m]: stop once a body point within
         the length scale has moved that far from y; admissible(y): the line search also shortens
         steps until it holds (and stops after such a shortened step)."""
@@ -166,7 +165,6 @@ def solve_equilibrium(
         g = residual(system, t_load, y)
         it = 0
         mu = 0.0
-        failures = 0
         while not done(g) and it < budget and not cancel():
             it += 1
             kin = system.kinematics(y)
@@ -195,7 +193,7 @@ def solve_equilibrium(
             alpha = 1.0
             accepted = False
             blocked = False
-            for _ in range(30 if max_failures is None else 12):  # backtracking line search
+            for _ in range(30):  # backtracking line search
                 y_try = _apply_step(system, y, alpha * step)
                 if admissible is not None and not admissible(y_try):
                     blocked = True
@@ -209,8 +207,7 @@ def solve_equilibrium(
             if not accepted:
                 # Levenberg–Marquardt: shift towards a scaled gradient step, up to a limit
                 mu = max(mu * 10.0, 1e-3)
-                failures += 1
-                if mu > 1e4 or (max_failures is not None and failures >= max_failures):
+                if mu > 1e4:
                     break
                 continue
             mu = 0.0 if (alpha == 1.0 and mu < 1e-2) else (mu * 0.3 if alpha == 1.0 else mu)
@@ -225,9 +222,13 @@ def solve_equilibrium(
         return y, done(g), it
 
     contacts = [el for el in system.extra_elements if hasattr(el, "frozen")]
-    # with contact the regenerated contact set makes the residual only piecewise smooth: hand over
-    # to the frozen sets as soon as the line search stalls
-    y_new, ok, its = newton(y, max_iterations, max_failures=2 if contacts else None)
+    # with contact the regenerated contact set makes the residual only piecewise smooth, and a free
+    # Newton step (up to MAX_STEP_LENGTH·L) can carry a bone through the cartilage: contact problems
+    # go straight to the frozen sets, whose steps are bounded by the contact band
+    if contacts:
+        y_new, ok, its = y, done(residual(system, t_load, y)), 0
+    else:
+        y_new, ok, its = newton(y, max_iterations)
     method = "newton"
     if contacts and not ok and not _is_cancelled(cancel):
         # finish on frozen contact sets (smooth), regenerated between solves (seed 004 §3.4)
