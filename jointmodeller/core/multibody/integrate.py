@@ -16,12 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._jit import njit
-from .aba import aba_core
 from .state import State
-from .coupled import N_CB, coupled_udot, pack_couplers, project_coupled
+from .coupled import N_CB, project_coupled
 from .functions import FunctionTable
-from .packed import state_derivative_p
-from .tree import kin_pass, normalize_quaternions, qdot_all, unpack_tree
+from .lean import coupled_into, fd_into, qdot_into, state_derivative_lean, workspace_size
+from .tree import normalize_quaternions, unpack_tree
 
 # Dormand–Prince 5(4) tableau
 _C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
@@ -75,7 +74,7 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
         nonlocal n_rhs
         n_rhs += 1
         if fast:  # one compiled call
-            return state_derivative_p(system._ib, system._fb, y[:nq], y[nq:], tau_v, f_zero)
+            return state_derivative_lean(system._ib, system._fb, y[:nq], y[nq:], tau_v, f_zero)
         st = State(t, y[:nq], y[nq:])
         return np.concatenate([system.qdot(st.q, st.u), system.forward_dynamics(st, tau)])
 
@@ -137,19 +136,15 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
 
 
 @njit
-def _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd):
+def _rhs_compiled(ib, fb, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd, W, out):
+    """[q̇; u̇] -> out through the lean kernels (lean.py), the same for trees and coupled trees."""
     q = y[:nq]
     u = y[nq:]
-    out = np.empty(nq + nu)
-    qd = np.zeros(nq)
-    qdot_all(tr, q, u, qd)
-    out[:nq] = qd
+    qdot_into(ib, q, u, out[:nq])
     if cb.shape[0] == 0:
-        Xup, S, v, c, R_GB, p_GB = kin_pass(tr, q, u)
-        out[nq:] = aba_core(tr, Xup, S, v, c, tau, fz, True)
+        fd_into(ib, fb, q, u, tau, fz, W, out[nq:])
     else:
-        out[nq:] = coupled_udot(tr, cb, cft, cfa, cfo, cfd, q, u, tau, fz)
-    return out
+        coupled_into(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, fz, W, out[nq:])
 
 
 @njit
@@ -167,10 +162,12 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
         Y[oi] = y
         oi += 1
     K = np.zeros((7, n))
+    W = np.empty(workspace_size(nb, nu, cb.shape[0]))
+    f0 = np.empty(n)
     cmax = 0.0
     if cb.shape[0] > 0:
         project_coupled(tr, cb, cft, cfa, cfo, cfd, y[:nq], y[nq:], ctol)
-    f0 = _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
+    _rhs_compiled(ib, fb, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd, W, f0)
     nrhs = 1
     h = min(0.01 * max(1.0, np.linalg.norm(y)) / max(np.linalg.norm(f0), 1e-8), t1 - t) * alpha**0.2
     h = max(h, 1e-8)
@@ -189,7 +186,7 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
                 for r in range(s):
                     acc += A[s, r] * K[r, i]
                 ytmp[i] = y[i] + hs * acc
-            K[s] = _rhs_compiled(tr, ytmp, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
+            _rhs_compiled(ib, fb, ytmp, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd, W, K[s])
             nrhs += 1
         # ytmp now holds the 5th-order solution (row 6 of A equals B)
         ssum = 0.0
@@ -204,10 +201,10 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
             t += hs
             y[:] = ytmp
             normalize_quaternions(tr, y[:nq])
-            f0 = K[6].copy()
+            f0[:] = K[6]
             if cb.shape[0] > 0:
                 cmax = max(cmax, project_coupled(tr, cb, cft, cfa, cfo, cfd, y[:nq], y[nq:], ctol))
-                f0 = _rhs_compiled(tr, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd)
+                _rhs_compiled(ib, fb, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd, W, f0)
                 nrhs += 1
             nsteps += 1
             if oi < nout and abs(t - out_times[oi]) < 1e-14:
@@ -228,7 +225,7 @@ def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e
                       tau=None, constraint_tol: float | None = None) -> Trajectory:
     """As ``simulate`` but compiled end to end; for systems without force elements whose
     constraints (if any) are all coordinate couplers (gravity and constant ``tau`` only)."""
-    packed = pack_couplers(system)
+    packed = system._couplers  # packed once when the system was built
     if system.forces or (system.constraints and packed is None):
         raise ValueError("simulate_compiled handles trees with couplers only and no force elements")
     if packed is None:

@@ -16,7 +16,8 @@ from . import mobilizers as mob
 from .functions import Function, FunctionTable
 from .spatial import R_to_quat, spatial_inertia
 from .state import State
-from .packed import aba_p, crba_p, forward_dynamics_p, kin_p, normalize_p, qdot_p, rnea_p
+from .lean import coupled_udot_lean, forward_dynamics_lean
+from .packed import aba_p, crba_p, kin_p, normalize_p, qdot_p, rnea_p
 from .tree import Tree, pack_tree
 
 CUSTOM_KEYS = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
@@ -194,6 +195,9 @@ class MultibodySystem:
         from .coupled import pack_couplers
 
         self._couplers = pack_couplers(self)  # compiled path when all constraints are couplers
+        # zero loads reused by every call (the kernels never write them)
+        self._tau0 = np.zeros(self.nu)
+        self._f0 = np.zeros((self.n_bodies, 6))
 
     # ---- coordinates -------------------------------------------------------------------------
     def default_state(self) -> State:
@@ -343,10 +347,10 @@ class MultibodySystem:
         return aba_p(self._ib, self._fb, kin.Xup, kin.S, z, z, np.asarray(f, float), z, False)
 
     def unconstrained_udot(self, state: State, tau=None, f_ext=None, kin=None) -> np.ndarray:
-        tau = np.zeros(self.nu) if tau is None else np.asarray(tau, float)
-        if kin is None and not self.forces:  # one compiled call
-            f = np.zeros((self.n_bodies, 6)) if f_ext is None else np.asarray(f_ext, float)
-            return forward_dynamics_p(self._ib, self._fb, state.q, state.u, tau, f)
+        tau = self._tau0 if tau is None else np.asarray(tau, float)
+        if kin is None and not self.forces:  # one compiled call (lean kernel, lean.py)
+            f = self._f0 if f_ext is None else np.asarray(f_ext, float)
+            return forward_dynamics_lean(self._ib, self._fb, state.q, state.u, tau, f)
         kin = kin or self.kinematics(state.q, state.u)
         f = self.applied_forces(state.t, kin)
         if f_ext is not None:
@@ -359,12 +363,10 @@ class MultibodySystem:
             udot0 = self.unconstrained_udot(state, tau, f_ext)
             return (udot0, np.zeros(0)) if return_multipliers else udot0
         if self._couplers is not None and not self.forces and not return_multipliers:
-            from .coupled import coupled_udot_p
-
             cb, (cft, cfa, cfo, cfd) = self._couplers
-            t = np.zeros(self.nu) if tau is None else np.asarray(tau, float)
-            f = np.zeros((self.n_bodies, 6)) if f_ext is None else np.asarray(f_ext, float)
-            return coupled_udot_p(self._ib, self._fb, cb, cft, cfa, cfo, cfd, state.q, state.u, t, f)
+            t = self._tau0 if tau is None else np.asarray(tau, float)
+            f = self._f0 if f_ext is None else np.asarray(f_ext, float)
+            return coupled_udot_lean(self._ib, self._fb, cb, cft, cfa, cfo, cfd, state.q, state.u, t, f)
         kin = self.kinematics(state.q, state.u)
         udot0 = self.unconstrained_udot(state, tau, f_ext, kin if self.forces else None)
         from .constraints import constraint_rows
