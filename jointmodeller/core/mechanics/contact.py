@@ -49,6 +49,16 @@ BEDS = ("a", "b", "both")
 FACING_COS = 0.0
 
 
+def is_closed(faces: np.ndarray) -> bool:
+    """True when every edge of the triangle mesh is shared by exactly two faces (no boundary)."""
+    f = np.asarray(faces, np.int64)
+    if len(f) == 0:
+        return False
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    return bool(np.all(counts == 2))
+
+
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(n,) each vertex's share of the mesh area: a third of the area of every face around it [m²]."""
     tri = vertices[faces]
@@ -70,13 +80,20 @@ class ContactSurface:
     surface: CollisionSurface
     proximity: SurfaceProximity = field(repr=False)
     area: np.ndarray = field(repr=False)
+    closed: bool = True
 
     @classmethod
     def from_mesh(cls, vertices_B: np.ndarray, faces: np.ndarray) -> "ContactSurface":
         surface = CollisionSurface.from_mesh(vertices_B, faces)
         prox = SurfaceProximity.build(surface.vertices_B, surface.faces, grid=surface.grid,
                                       vertex_normals=surface.normals_B)
-        return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces))
+        return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces), is_closed(surface.faces))
+
+    @property
+    def needs_facing(self) -> bool:
+        """Closed (thin-shell) surfaces are searched for faces turned towards the query point only; an
+        open articular sheet has no far side to mistake, so any nearest face counts (a cheaper search)."""
+        return self.closed
 
     @property
     def vertices_B(self) -> np.ndarray:
@@ -223,7 +240,7 @@ class ContactPair:
         """
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         P_o = bed.vertices_B @ R_ob.T + p_ob
-        facing = bed.surface.normals_B @ R_ob.T
+        facing = bed.surface.normals_B @ R_ob.T if surf.needs_facing else None
         cand = self._candidates(bed_body, other, bed, surf, R_ob, p_ob, P_o)
         cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=cand,
                                     facing_cos=self.facing_cos)

@@ -123,7 +123,8 @@ class FrozenContactPair:
             d2, f = np.full(m, np.inf), np.full(m, -1, np.int64)
             _kernel(_closest_kernel, None)(np.ascontiguousarray(P_o), np.ascontiguousarray(prox.faces[bd.face]),
                                            prox.vertex_faces, prox.vertices, prox.faces, prox.vertex_normals,
-                                           np.ascontiguousarray(facing), True, p.facing_cos, s_o, n_o, d2, f)
+                                           np.ascontiguousarray(facing), surf.needs_facing, p.facing_cos, s_o, n_o,
+                                           d2, f)
             found = f >= 0
             s_o[~found] = P_o[~found]
             n_o[~found] = 0.0

@@ -423,6 +423,7 @@ def run_sweep(
     q0_GB: np.ndarray,
     *,
     warm_start: bool = True,
+    reuse_jacobian: bool = True,
     tol_N: float | None = None,
     fd_step: float | None = None,
     progress: Callable[[int, int, float, float], None] | None = None,
@@ -432,7 +433,9 @@ def run_sweep(
 
     system: a MechanicalSystem; p0_G (n, 3), q0_GB (n, 4): the initial pose of every body.
     warm_start: start each step from the nearest solved load's pose and Jacobian (False: from the
-    unloaded pose with a fresh Jacobian, the baseline). tol_N, fd_step: default by
+    unloaded pose with a fresh Jacobian, the baseline). reuse_jacobian=False: warm-started poses but a
+    fresh finite-difference Jacobian at every step (the baseline where a cold start cannot reach the
+    larger loads of a stiff contact model). tol_N, fd_step: default by
     :func:`solver_defaults`. progress(done, total, load, value) after each
     step (``value`` in the measure's unit); cancel() polled between steps raises SweepCancelled.
     """
@@ -467,6 +470,8 @@ def run_sweep(
             raise SweepCancelled(result(i))
         if warm_start:
             _, x_start, J_start = min(reversed(solved), key=lambda s: abs(s[0] - load))
+            if not reuse_jacobian:
+                J_start = None
         else:
             x_start, J_start = x_ref, None
         solver.load.magnitude = float(load)
