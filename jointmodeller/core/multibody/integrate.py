@@ -221,6 +221,9 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
     return Y, nsteps, nrej, nrhs, cmax
 
 
+_NO_COUPLERS = (np.zeros((0, N_CB), np.int64), FunctionTable().arrays())  # empty coupler table
+
+
 def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e-6, out_times=None,
                       tau=None, constraint_tol: float | None = None) -> Trajectory:
     """As ``simulate`` but compiled end to end; for systems without force elements whose
@@ -228,13 +231,12 @@ def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e
     packed = system._couplers  # packed once when the system was built
     if system.forces or (system.constraints and packed is None):
         raise ValueError("simulate_compiled handles trees with couplers only and no force elements")
-    if packed is None:
-        packed = (np.zeros((0, N_CB), np.int64), FunctionTable().arrays())
-    cb, (cft, cfa, cfo, cfd) = packed
+    cb, (cft, cfa, cfo, cfd) = _NO_COUPLERS if packed is None else packed
     ctol = accuracy if constraint_tol is None else constraint_tol
     outs = np.array([t_final]) if out_times is None else np.asarray(out_times, float)
-    tau = np.zeros(system.nu) if tau is None else np.asarray(tau, float)
-    y0 = np.concatenate([system.normalize(state.q), state.u])
+    tau = system._tau0 if tau is None else np.asarray(tau, float)
+    q0 = system.normalize(state.q) if system.codes_have_quaternions else state.q
+    y0 = np.concatenate([q0, state.u]).astype(float)
     Y, ns, nr, nf, cmax = _dopri_compiled(
         system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.nq, system.nu,
         tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),

@@ -54,7 +54,7 @@ def _rot_into(x, y, z, angle, W, o):
 @njit(inline="always")
 def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     """Custom mobilizer (seed 000 eqs. 18–35) into joint scratch: R js+0, p js+9, H js+12 (6x6
-    row-major, first m columns), hdu js+48. Same arithmetic as mobilizers.forward_kinematics_joint;
+    row-major; only the first m columns are written and read), hdu js+48. Same arithmetic as mobilizers.forward_kinematics_joint;
     rotations whose angle function is absent are skipped (exact identity)."""
     R, P, H, HD = js, js + 9, js + 12, js + 48
     G = js + 54  # grad (6)
@@ -65,8 +65,9 @@ def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     RA = js + 117  # 9 (R12 reuses R after)
     for k in range(12):
         W[TH + k] = 0.0
-    for k in range(36):
-        W[THQ + k] = 0.0
+    for r in range(6):  # th_q and p_q rows (first m columns are all that is read)
+        for j in range(m):
+            W[THQ + 6 * r + j] = 0.0
     FIDX = 2 + 7 * nb + 6 * i
     FT = 2 + 13 * nb
     FD = 78 * nb + 3
@@ -130,9 +131,7 @@ def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     p0, p1, p2 = W[TH + 6], W[TH + 7], W[TH + 8]
     for a in range(3):
         W[P + a] = fb[PR + 9 + a] * p0 + fb[PR + 12 + a] * p1 + fb[PR + 15 + a] * p2
-    for k in range(36):
-        W[H + k] = 0.0
-    for j in range(m):
+    for j in range(m):  # H: first m columns, every row written (the others are never read)
         t0, t1, t2 = W[THQ + j], W[THQ + 6 + j], W[THQ + 12 + j]
         W[H + j] = w1x * t0 + w2x * t1 + w3x * t2
         W[H + 6 + j] = w1y * t0 + w2y * t1 + w3y * t2
@@ -180,8 +179,12 @@ def _joint(ib, fb, i, nb, nf, q, u, W, js):
             q[qo : qo + nqi], u[uo : uo + n], n, Rv, W[P : P + 3], Hv, W[HD : HD + 6],
         )
         return
-    for k in range(54):
+    for k in range(12):  # R, p
         W[js + k] = 0.0
+    for r in range(6):  # H: first n columns (the only ones read), Ḣu
+        for j in range(n):
+            W[H + 6 * r + j] = 0.0
+        W[HD + r] = 0.0
     W[R] = 1.0
     W[R + 4] = 1.0
     W[R + 8] = 1.0
