@@ -25,15 +25,17 @@ DEFAULT_EQUILIBRIUM_WALL_S = 300.0  # an equilibrium that has not converged by t
 
 
 class WatchedSystem:
-    """A MechanicalSystem that tells ``on_evaluate(t, y)`` of every derivative evaluation."""
+    """A MechanicalSystem that tells ``on_evaluate(t, y, dydt)`` of every derivative evaluation (after
+    it: the live view builds its dense output of each step from these)."""
 
-    def __init__(self, system: MechanicalSystem, on_evaluate: Callable[[float, np.ndarray], None]):
+    def __init__(self, system: MechanicalSystem, on_evaluate: Callable[[float, np.ndarray, np.ndarray], None]):
         self._system = system
         self.on_evaluate = on_evaluate
 
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
-        self.on_evaluate(t, y)
-        return self._system.derivative(t, y)
+        dydt = self._system.derivative(t, y)
+        self.on_evaluate(t, y, dydt)
+        return dydt
 
     def __getattr__(self, name: str):
         return getattr(self._system, name)
@@ -151,13 +153,14 @@ def run_dynamics(
     contact: bool = True,
     wrapping: bool = True,
     max_wall_s: float | None = None,
-    watch: Callable[[BuiltMechanics], Callable[[float, np.ndarray], None]] | None = None,
+    watch: Callable[[BuiltMechanics], Callable[[float, np.ndarray, np.ndarray], None]] | None = None,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
 
     max_wall_s: stop (status "stopped", samples kept) after this many seconds of wall time.
-    watch: given the built system, returns a hook called with (t, y) at every state derivative
-    evaluation (the GUI shows the state being integrated live through it).
+    watch: given the built system, returns a hook called with (t, y, dydt) after every state
+    derivative evaluation; with ``progress`` (called after every accepted step) the GUI streams the
+    simulated states live through it.
 
     digits: accuracy α = 10^-digits; method: DOP853, RK45, Radau, BDF or LSODA (implicit for stiff
     contact). A diverged run comes back with status "failed", its message, and every sample up to

@@ -1,13 +1,16 @@
 """Study adapters for the runner: every study as ``fn(progress, cancel) -> RunRecord`` where
-``progress(fraction, sample=None)``; dynamics also sends live samples of the poses and tissue forces.
+``progress(fraction, sample=None)``; dynamics also sends live batches of simulated states.
 
-The live dynamics run is app.studies' dynamics study with one addition: the system is watched, so the
-state the integrator last evaluated can be shown while the run goes on (at most LIVE_SAMPLE_HZ times
-a second; the stored run is the same as ``run_dynamics`` stores).
+The live dynamics run is app.studies' dynamics study with one addition: the system is watched, and
+after every accepted integrator step :class:`StepStreamer` samples the step at STREAM_HZ slots of
+wall time (a cubic Hermite dense output on the step's end states and derivatives, which the
+integrator computed), so the GUI plays distinct simulated states at a steady rate however long a
+step takes. The stored run is the same as ``run_dynamics`` stores.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from typing import Callable
@@ -18,75 +21,271 @@ from jointmodeller.core.mechanics.rotations import quat_to_matrix
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
-LIVE_SAMPLE_HZ = 40.0
-
-
+STREAM_HZ = 60.0
+"""Simulated states per second of wall time in the live stream (the viewport draws what it can of them)."""
+MAX_STATES_PER_STEP = 240
+"""A step that took longer than MAX_STATES_PER_STEP / STREAM_HZ seconds is sampled this many times."""
+EXTRAS_DUTY = 0.10
+"""At most this share of the study's wall time goes to display extras (tissue forces and wrapped
+paths at accepted states, contact patches)."""
 CONTACT_SAMPLE_HZ = 2.0
 """Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
+LIVE_SAMPLE_HZ = STREAM_HZ  # the former name
+
+
+def hermite(t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray, f1: np.ndarray,
+            ts: np.ndarray) -> np.ndarray:
+    """Cubic Hermite interpolant of one step at times ts (k,): (k, d) states matching y and dy/dt at
+    both ends (error O(h^4) in the step h)."""
+    h = t1 - t0
+    s = ((np.asarray(ts, float) - t0) / h)[:, None]
+    h00 = (1 + 2 * s) * (1 - s) ** 2
+    h10 = s * (1 - s) ** 2
+    h01 = s * s * (3 - 2 * s)
+    h11 = s * s * (s - 1)
+    return h00 * y0 + (h10 * h) * f0 + h01 * y1 + (h11 * h) * f1
+
+
+def mesh_poses(system, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where to draw each mesh for states ys (k, 13n): mesh_R_GL (k, n, 3, 3), mesh_origin_G (k, n, 3)
+    (vertex_G = origin + R_GL v_L); quaternions are normalised first."""
+    n = system.n_bodies
+    k = ys.shape[0]
+    p = ys[:, : 3 * n].reshape(k, n, 3)
+    q = ys[:, 3 * n: 7 * n].reshape(k, n, 4)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    R_GL = quat_to_matrix(q) @ system.bodies.R_BL[None]
+    origin = p - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
+    return R_GL, origin
 
 
 def live_sample(system, names: list[str], t: float, y: np.ndarray, tissue_names: list[str] | None = None,
                 contacts: list | None = None) -> dict:
-    """Poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)), tissue forces (m,) and paths
-    (wrapped ones as last solved by the path provider: no extra solve), and contact points with
-    pressures when ``contacts`` are given."""
-    n = system.n_bodies
-    p = y[: 3 * n].reshape(n, 3)
-    q = y[3 * n: 7 * n].reshape(n, 4)
-    R_GL = quat_to_matrix(q) @ system.bodies.R_BL
-    origin = p - np.einsum("nij,nj->ni", R_GL, system.bodies.com_L)
-    sample = {"time": float(t), "mesh_R_GL": R_GL, "mesh_origin_G": origin, "labels": {"mesh_R_GL": names}}
+    """One state as a live sample: poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)),
+    tissue forces (m,) and paths (wrapped ones as last solved by the path provider: no extra solve),
+    and contact points with pressures when ``contacts`` are given."""
+    R_GL, origin = mesh_poses(system, np.asarray(y, float)[None])
+    sample = {"time": float(t), "mesh_R_GL": R_GL[0], "mesh_origin_G": origin[0], "labels": {"mesh_R_GL": names}}
+    sample.update(_extras(system, float(t), np.asarray(y, float), contacts))
+    if tissue_names is not None and "tissue_force_N" in sample:
+        sample["labels"]["tissue_force_N"] = list(tissue_names)
+    return sample
+
+
+def _tissue_ends(system, kin) -> tuple[np.ndarray, np.ndarray]:
+    ts = system.tissues
+    return kin.points_G(ts.body_a, ts.r_a_B), kin.points_G(ts.body_b, ts.r_b_B)
+
+
+def _extras(system, t: float, y: np.ndarray, contacts: list | None) -> dict:
+    """Tissue forces (m,) and paths (list of (k_i, 3)) at state y, and contact points/pressures when
+    ``contacts`` are given; {} when the system cannot say (a display extra never stops the run)."""
+    out: dict = {}
     try:
         kin = system.kinematics(y)
-        loads = system.tissue_forces.evaluate(float(t), kin)
-        sample["tissue_force_N"] = np.asarray(loads.tension, float)
-        ts = system.tissues
-        pa = kin.points_G(ts.body_a, ts.r_a_B)
-        pb = kin.points_G(ts.body_b, ts.r_b_B)
-        paths = [np.vstack([pa[i], pb[i]]) for i in range(ts.count)]
+        loads = system.tissue_forces.evaluate(t, kin)
+        out["tissue_force_N"] = np.asarray(loads.tension, float)
+        pa, pb = _tissue_ends(system, kin)
+        paths = [np.vstack([pa[i], pb[i]]) for i in range(system.tissues.count)]
         last = getattr(getattr(system, "path_provider", None), "last", {}) or {}
         for i, wp in last.items():
             if 0 <= int(i) < len(paths) and getattr(wp, "points_G", None) is not None and len(wp.points_G) >= 2:
                 paths[int(i)] = np.asarray(wp.points_G, float)
-        sample["tissue_paths_G"] = paths
-        if tissue_names is not None:
-            sample["labels"]["tissue_force_N"] = list(tissue_names)
+        out["tissue_paths_G"] = paths
         if contacts:
-            res = [c.evaluate(float(t), kin) for c in contacts if hasattr(c, "evaluate")]
+            res = [c.evaluate(t, kin) for c in contacts if hasattr(c, "evaluate")]
             if res:
-                sample["contact_points_G"] = np.concatenate([r.points_G for r in res]).reshape(-1, 3)
-                sample["contact_pressure_Pa"] = np.concatenate([r.pressure for r in res]).reshape(-1)
+                out["contact_points_G"] = np.concatenate([r.points_G for r in res]).reshape(-1, 3)
+                out["contact_pressure_Pa"] = np.concatenate([r.pressure for r in res]).reshape(-1)
     except Exception:  # a display extra: never let it stop the run
-        pass
-    return sample
+        return {}
+    return out
+
+
+def _blend_paths(a: list | None, b: list, w: float) -> list:
+    """Paths between two solved ones: point-wise blend where a path kept its point count, else b's."""
+    if a is None or len(a) != len(b):
+        return [np.array(p, float) for p in b]
+    return [(1.0 - w) * pa + w * pb if pa.shape == pb.shape else np.array(pb, float) for pa, pb in zip(a, b)]
+
+
+class StepStreamer:
+    """Live states of an integration, at ``rate_hz`` per second of wall time, all simulated states.
+
+    Give it every derivative evaluation (:meth:`evaluated`) and every accepted step (:meth:`stepped`,
+    with the step's end time). After a step it sends ``emit(batch)`` with one state per stream slot
+    that passed while the step was computed, spread evenly over the step in simulated time: the last is
+    the accepted state, the others come from the cubic Hermite dense output of the step (its end
+    states and their derivatives, as the integrator evaluated them). When steps are quicker than the
+    slots, only accepted states are sent (at most one per slot).
+
+    A batch is a dict of stacked arrays: time (k,), step (k,) (index of the accepted step), mesh_R_GL
+    (k, n, 3, 3), mesh_origin_G (k, n, 3), tissue_force_N (k, m) and tissue_paths_G (k lists of
+    (k_i, 3)) when known, contact_points_G / contact_pressure_Pa of the last state (at most
+    CONTACT_SAMPLE_HZ), step_wall_s, labels and ``"batch": True``. Tissue forces and wrapped paths
+    are solved at accepted states within an EXTRAS_DUTY share of the wall time and blended between
+    them (path ends always follow the bones).
+    """
+
+    def __init__(self, system, names: list[str], tissue_names: list[str], emit: Callable[[dict], None], *,
+                 contacts: list | None = None, rate_hz: float = STREAM_HZ, clock: Callable[[], float] = time.perf_counter):
+        self.system = system
+        self.names = list(names)
+        self.tissue_names = list(tissue_names)
+        self.emit = emit
+        self.contacts = list(contacts or [])
+        self.rate_hz = float(rate_hz)
+        self.clock = clock
+        self._recent: collections.deque = collections.deque(maxlen=32)
+        self._prev: tuple | None = None  # (t, y, dydt) of the last accepted state
+        self._prev_extras: tuple | None = None  # (t, forces, paths)
+        self._slot_wall: float | None = None
+        self._step_wall: float | None = None
+        self._started = clock()
+        self._extras_s = 0.0
+        self._last_contact = -np.inf
+        self.steps = 0
+        self.states_sent = 0
+
+    def evaluated(self, t: float, y: np.ndarray, dydt: np.ndarray) -> None:
+        """One derivative evaluation of the integrator (copied: solvers reuse their arrays)."""
+        entry = (float(t), np.array(y, float), np.array(dydt, float))
+        self._recent.append(entry)
+        if self._prev is None:  # the integrator's first evaluation is the initial state
+            self._prev = entry
+            now = self.clock()
+            self._slot_wall = self._step_wall = now
+
+    def _accepted(self, t: float) -> tuple | None:
+        """The newest evaluation at time t: the accepted state (explicit Runge–Kutta evaluates its
+        end state last in every step)."""
+        tol = 1e-12 * max(1.0, abs(t)) + 1e-9 * abs(t - self._prev[0])
+        for entry in reversed(self._recent):
+            if abs(entry[0] - t) <= tol:
+                return entry
+        return None
+
+    def stepped(self, t: float) -> None:
+        """The integrator accepted a step ending at time t."""
+        if self._prev is None or not t > self._prev[0]:
+            return
+        now = self.clock()
+        end = self._accepted(t)
+        self.steps += 1
+        if end is None:  # no evaluation at the step's end (e.g. LSODA): nothing to show for it
+            return
+        t = end[0]
+        slots = int(np.floor((now - self._slot_wall) * self.rate_hz))
+        if slots < 1:
+            self._prev = end
+            return
+        if slots > MAX_STATES_PER_STEP:
+            slots = MAX_STATES_PER_STEP
+            self._slot_wall = now
+        else:
+            self._slot_wall += slots / self.rate_hz
+        t0, y0, f0 = self._prev
+        ts = t0 + (t - t0) * np.arange(1, slots + 1) / slots
+        ts[-1] = t
+        ys = hermite(t0, y0, f0, t, end[1], end[2], ts)
+        ys[-1] = end[1]
+        self.emit(self._batch(ts, ys, now))
+        self._prev = end
+        self._step_wall = now
+
+    def _batch(self, ts: np.ndarray, ys: np.ndarray, now: float) -> dict:
+        system = self.system
+        R_GL, origin = mesh_poses(system, ys)
+        k = len(ts)
+        self.states_sent += k
+        batch = {"batch": True, "time": ts, "step": np.full(k, self.steps), "mesh_R_GL": R_GL,
+                 "mesh_origin_G": origin, "step_wall_s": float(now - self._step_wall),
+                 "labels": {"mesh_R_GL": self.names, "tissue_force_N": self.tissue_names}}
+        t = float(ts[-1])
+        spent_ok = self._extras_s <= EXTRAS_DUTY * (now - self._started)
+        with_contact = bool(self.contacts) and spent_ok and now - self._last_contact >= 1.0 / CONTACT_SAMPLE_HZ
+        extras = {}
+        if spent_ok or self._prev_extras is None:
+            c0 = self.clock()
+            extras = _extras(system, t, ys[-1], self.contacts if with_contact else None)
+            self._extras_s += self.clock() - c0
+            if with_contact:
+                self._last_contact = now
+        a = self._prev_extras
+        if "tissue_force_N" in extras:
+            b = (t, extras["tissue_force_N"], extras["tissue_paths_G"])
+        elif a is not None:
+            b = a
+        else:
+            return batch
+        ta = a[0] if a is not None else b[0]
+        w = np.clip((ts - ta) / (b[0] - ta), 0.0, 1.0) if b[0] > ta else np.ones(k)
+        fa = a[1] if a is not None and len(a[1]) == len(b[1]) else b[1]
+        batch["tissue_force_N"] = (1.0 - w)[:, None] * fa[None] + w[:, None] * b[1][None]
+        paths = []
+        try:
+            for j in range(k):
+                pj = _blend_paths(a[2] if a is not None else None, b[2], float(w[j]))
+                pa, pb = _tissue_ends(system, system.kinematics(ys[j]))
+                for i, p in enumerate(pj):
+                    p[0], p[-1] = pa[i], pb[i]
+                paths.append(pj)
+            batch["tissue_paths_G"] = paths
+        except Exception:  # a display extra: never let it stop the run
+            pass
+        for key in ("contact_points_G", "contact_pressure_Pa"):
+            if key in extras:
+                batch[key] = extras[key]
+        self._prev_extras = b
+        return batch
+
+
+def split_batch(batch: dict) -> list[dict]:
+    """The states of a live batch as single samples (what ``render.frames.frame_from_sample`` reads);
+    a plain sample comes back alone. Contact data goes with the last state."""
+    if not isinstance(batch, dict) or not batch.get("batch"):
+        return [batch]
+    k = len(batch["time"])
+    paths = batch.get("tissue_paths_G")
+    forces = batch.get("tissue_force_N")
+    out = []
+    for j in range(k):
+        s = {"time": float(batch["time"][j]), "step": int(batch["step"][j]), "mesh_R_GL": batch["mesh_R_GL"][j],
+             "mesh_origin_G": batch["mesh_origin_G"][j], "labels": batch["labels"]}
+        if forces is not None:
+            s["tissue_force_N"] = forces[j]
+        if paths is not None:
+            s["tissue_paths_G"] = paths[j]
+        out.append(s)
+    for key in ("contact_points_G", "contact_pressure_Pa"):
+        if key in batch:
+            out[-1][key] = batch[key]
+    return out
 
 
 def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress: Callable, cancel,
                   digits: float = 6.0, method: str = "DOP853", contact: bool = True,
-                  wrapping: bool = True) -> RunRecord:
-    """app.studies.run_dynamics with live samples of the state being integrated, at most
-    LIVE_SAMPLE_HZ a second (contact patches at most CONTACT_SAMPLE_HZ)."""
+                  wrapping: bool = True, rate_hz: float = STREAM_HZ) -> RunRecord:
+    """app.studies.run_dynamics with live batches of the simulated states (see :class:`StepStreamer`)
+    sent as ``progress(fraction, batch)``."""
     from jointmodeller.app.studies import run_dynamics
 
     fraction_done = [0.0]
+    streamer: list[StepStreamer] = []
+    span = [0.0, 1.0]
 
     def watch(built):
-        names, tissue_names = list(built.body_names), list(built.tissue_names)
-        last = [0.0, 0.0]
-
-        def evaluated(t: float, y: np.ndarray) -> None:
-            now = time.perf_counter()
-            if now - last[0] >= 1.0 / LIVE_SAMPLE_HZ:
-                last[0] = now
-                with_contact = built.contacts and now - last[1] >= 1.0 / CONTACT_SAMPLE_HZ
-                if with_contact:
-                    last[1] = now
-                progress(fraction_done[0], live_sample(built.system, names, t, y, tissue_names,
-                                                       built.contacts if with_contact else None))
-        return evaluated
+        s = StepStreamer(built.system, list(built.body_names), list(built.tissue_names),
+                         lambda batch: progress(fraction_done[0], batch), contacts=built.contacts, rate_hz=rate_hz)
+        streamer.append(s)
+        span[0] = float(built.state.get_time())
+        span[1] = float(t_end) - span[0]
+        return s.evaluated
 
     def report(fraction: float) -> None:
         fraction_done[0] = fraction
+        if streamer:  # simulate reports after every accepted step: fraction of the span reached
+            streamer[0].stepped(span[0] + fraction * span[1])
         progress(fraction)
 
     run = run_dynamics(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method, progress=report,
@@ -121,18 +320,27 @@ def study_function(study: str, project: Project, **options) -> Callable:
     raise KeyError(f"no study named {study!r}")
 
 
-__all__ = ["LIVE_SAMPLE_HZ", "live_dynamics", "live_sample", "study_function"]
+__all__ = ["LIVE_SAMPLE_HZ", "STREAM_HZ", "StepStreamer", "hermite", "live_dynamics", "live_sample", "mesh_poses",
+           "split_batch", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0
+CHILD_NICE = 10
+"""The study process's niceness increment: it computes whenever the GUI does not need the CPU."""
 
 
 def run_in_child(study: str, project: Project, options: dict, queue, cancel, resume) -> None:
     """Entry point of a study process: runs ``study`` and sends ("progress", f), ("sample", dict),
     then ("done", RunRecord) or ("failed", message) through ``queue``; waits while ``resume`` is clear
     and stops when ``cancel`` is set. No Qt here: the GUI process polls the queue."""
+    import os
     import traceback
 
+    if hasattr(os, "nice"):
+        try:
+            os.nice(CHILD_NICE)  # the GUI (drawing, input) comes first when the CPUs are busy
+        except OSError:
+            pass
     last = [-1.0, 0.0]
 
     def progress(fraction: float, sample=None) -> None:

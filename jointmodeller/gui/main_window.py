@@ -38,7 +38,7 @@ from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
 from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
 from jointmodeller.render.scene import CAMERA_PRESETS
-from jointmodeller.gui.live import study_function
+from jointmodeller.gui.live import split_batch, study_function
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
 from jointmodeller.gui.runner import ProcessStudyRunner, StudyRunner
@@ -47,6 +47,10 @@ from jointmodeller.gui.viewport import Viewport
 
 ORG, APP = "JointModeller", "JointModeller"
 AUTOSAVE_MS = 60_000
+TIME_LABEL_INTERVAL_S = 0.25
+"""The live time caption is rewritten at most this often."""
+PROGRESS_BAR_INTERVAL_S = 0.25
+"""The progress bar moves at most this often."""
 MAX_RECENT = 8
 PROJECT_FILTER = "JointModeller projects (*.jmdb);;All files (*)"
 TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", "Attachments"),
@@ -253,6 +257,9 @@ class MainWindow(QMainWindow):
         self.viewport.attachmentMoved.connect(
             lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
         self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
+        self._time_label_at = 0.0
+        self._progress_at = 0.0
+        self.viewport.liveFrameShown.connect(self._live_frame_shown)
         for runner in (self.runner, self.process_runner):
             runner.progressed.connect(self._progress)
             runner.sample.connect(self._live_sample)
@@ -620,6 +627,7 @@ class MainWindow(QMainWindow):
                 fn = self.study_function(study)
         self.run_panel.progress.setValue(0)
         self.run_panel.status.setText(f"Running {study or 'study'}…")
+        self.plots.preload()  # the run's plots are drawn when it ends
         self._live_project = self.doc.project
         if fn is None:
             self._active = self.process_runner
@@ -630,14 +638,26 @@ class MainWindow(QMainWindow):
         return True
 
     def _progress(self, fraction: float) -> None:
-        self.run_panel.progress.setValue(int(round(1000 * min(max(fraction, 0.0), 1.0))))
+        """Move the progress bar, at most PROGRESS_BAR_INTERVAL_S apart (each repaint of a widget
+        beside the 3D view costs a recomposition of the window) and always to the end."""
+        now = time.perf_counter()
+        f = min(max(fraction, 0.0), 1.0)
+        if f < 1.0 and now - self._progress_at < PROGRESS_BAR_INTERVAL_S:
+            return
+        self._progress_at = now
+        self.run_panel.progress.setValue(int(round(1000 * f)))
 
     def _live_sample(self, sample) -> None:
-        frame = frame_from_sample(self._live_project, sample)
-        if frame is not None:
-            self.viewport.show_frame(frame)
-            if frame.time is not None:
-                self.run_panel.time_label.setText(f"t = {frame.time:.3f} s")
+        """Queue a live sample or a batch of streamed states: the viewport plays them at a steady rate
+        and converts only the states it draws."""
+        project = self._live_project
+        self.viewport.queue_live(split_batch(sample), lambda s: frame_from_sample(project, s))
+
+    def _live_frame_shown(self, t: float) -> None:
+        now = time.perf_counter()
+        if now - self._time_label_at >= TIME_LABEL_INTERVAL_S and np.isfinite(t):
+            self._time_label_at = now
+            self.run_panel.time_label.setText(f"t = {t:.4g} s")
 
     def _run_finished(self, run) -> None:
         self.runFinished.emit(run)

@@ -85,8 +85,11 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
     return fn
 
 
-def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
-    """In this process (needs a display): fps and stalls during a live run of the demo."""
+def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: float = 0.5) -> dict:
+    """In this process (needs a display): frames drawn and event-loop stalls during a live run of
+    the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
+    gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
+    system, the live window, stopping, storing and plotting the run)."""
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -104,58 +107,65 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
         app.processEvents()
         time.sleep(0.01)
     project = w.doc.project
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
 
-    def ticking(duration_or_done) -> list[float]:
-        gaps: list[float] = []
-        last = [time.perf_counter()]
-
-        def tick():
-            now = time.perf_counter()
-            gaps.append(now - last[0])
-            last[0] = now
-
-        timer = QTimer()
-        timer.setInterval(10)
-        timer.timeout.connect(tick)
-        timer.start()
-        t_end = time.perf_counter() + duration_or_done if isinstance(duration_or_done, float) else None
-        while (time.perf_counter() < t_end) if t_end else not duration_or_done():
+    def spin(until) -> None:
+        while not until():
             app.processEvents()
             time.sleep(0.001)
-        timer.stop()
-        return gaps
 
-    idle = ticking(seconds_idle)
+    timer.start()
+    t_idle = time.perf_counter()
+    spin(lambda: time.perf_counter() - t_idle > seconds_idle)
+    idle = np.diff(ticks) if len(ticks) > 1 else np.zeros(1)
 
     note = "app dynamics study in its own process"
     fn = None
     if "dynamics" in w.studies:
-        w.run_panel.t_end.setValue(0.5)
+        w.run_panel.t_end.setValue(t_end)
     else:
         fn = turning_study(project, steps=400, work_s=0.006)
         note = "scripted motion (app dynamics study not installed)"
     done = [False]
-    samples = [0]
+    batches = [0]
     w.runFinished.connect(lambda _r: done.__setitem__(0, True))
     for runner in (w.runner, w.process_runner):
         runner.failed.connect(lambda _m: done.__setitem__(0, True))
-        runner.sample.connect(lambda _s: samples.__setitem__(0, samples[0] + 1))
-    w.start_study("dynamics", fn=fn)
+        runner.sample.connect(lambda _s: batches.__setitem__(0, batches[0] + 1))
+    ticks.clear()
     t_start = time.perf_counter()
-    while w.viewport.frames_drawn == 0 and not done[0] and time.perf_counter() - t_start < 180:
-        app.processEvents()  # building the system (meshes, contact grids) comes first
-        time.sleep(0.005)
-    f0, d0, s0 = w.viewport.frames_drawn, w.viewport.draw_seconds, samples[0]
+    ticks.append(t_start)
+    w.start_study("dynamics", fn=fn)
+    spin(lambda: w.viewport.frames_drawn > 0 or done[0] or time.perf_counter() - t_start > 180)
+    f0, d0, b0, r0 = w.viewport.frames_drawn, w.viewport.draw_seconds, batches[0], w.viewport.playback.received
+    n_shown0 = len(w.viewport.shown_live)
     t0 = time.perf_counter()
-    live = ticking(lambda: done[0] or time.perf_counter() - t0 > seconds_live)
-    wall = time.perf_counter() - t0
+    spin(lambda: done[0] or time.perf_counter() - t0 > seconds_live)
+    t_live_end = time.perf_counter()
+    wall = t_live_end - t0
     frames = w.viewport.frames_drawn - f0
     draw_s = w.viewport.draw_seconds - d0
-    n_samples = samples[0] - s0
+    n_batches = batches[0] - b0
+    received = w.viewport.playback.received - r0
+    shown = list(w.viewport.shown_live)[n_shown0:]
     w._active.stop()
-    while not done[0]:  # the stopped run is stored with what it computed
-        app.processEvents()
-        time.sleep(0.01)
+    spin(lambda: done[0] or time.perf_counter() - t_live_end > 120)  # the stopped run is stored and shown
+    t_done = time.perf_counter()
+    spin(lambda: time.perf_counter() - t_done > 1.0)
+    timer.stop()
+    tk = np.asarray(ticks)
+    gaps = np.diff(tk)
+    worst = int(np.argmax(gaps))
+
+    def phase_max(a: float, b: float) -> float:
+        sel = (tk[1:] > a) & (tk[:-1] < b)
+        return 1000 * float(gaps[sel].max()) if sel.any() else 0.0
+
+    times = np.array([s[0] for s in shown], float)
+    steps = np.array([s[1] for s in shown], int)
 
     # baseline: the naive redraw: every frame, each bone's full mesh is moved to G in numpy and
     # uploaded to VTK again (no actor transforms, no display decimation)
@@ -185,12 +195,18 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0) -> dict:
     pose_fps = n_rebuild / (time.perf_counter() - pose_t)
     w.close()
     return {"fps_live": frames / wall if wall > 0 else 0.0, "frames": frames, "wall_s": wall,
-            "samples": n_samples,
+            "batches": n_batches, "states_received": received,
+            "distinct_states": int(len(np.unique(times))) if len(times) else 0,
+            "steps_spanned": int(len(np.unique(steps[steps >= 0]))) if len(steps) else 0,
+            "sim_span_s": float(times.max() - times.min()) if len(times) else 0.0,
             "first_frame_s": t0 - t_start,
             "draw_ms_mean": 1000 * draw_s / max(frames, 1), "fps_pose_only_unthrottled": pose_fps,
-            "fps_rebuild": rebuild_fps, "max_stall_ms": 1000 * max(live), "idle_max_gap_ms": 1000 * max(idle),
-            "median_gap_ms": 1000 * float(np.median(live)), "note": note}
-
+            "fps_rebuild": rebuild_fps, "max_stall_ms": 1000 * float(gaps.max()),
+            "stall_at_s": float(tk[worst] - t_start),
+            "stall_start_ms": phase_max(t_start, t0), "stall_live_ms": phase_max(t0, t_live_end),
+            "stall_end_ms": phase_max(t_live_end, tk[-1]),
+            "idle_max_gap_ms": 1000 * float(idle.max()),
+            "median_gap_ms": 1000 * float(np.median(gaps)), "note": note}
 
 
 if __name__ == "__main__":

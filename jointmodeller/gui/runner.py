@@ -1,7 +1,7 @@
 """Studies off the GUI thread: :class:`ProcessStudyRunner` runs the app's studies in a separate
 process (the default: the solver never competes for this process's GIL), :class:`StudyRunner` runs
-any callable in a QThread. Both report progress, forward live samples (the viewport draws the newest
-one on a timer, so the event loop never waits), pause and stop.
+any callable in a QThread. Both report progress, forward live samples and batches of streamed states
+(the viewport plays them on a timer, so the event loop never waits), pause and stop.
 
 A study is any callable ``fn(progress, cancel) -> RunRecord``; it calls ``progress(fraction)`` or
 ``progress(fraction, sample)`` as it goes (a sample is what ``render.frames.frame_from_sample``
@@ -17,8 +17,9 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-SAMPLE_INTERVAL_S = 1.0 / 40.0
-"""Live samples are forwarded at most this often (the viewport draws at most 30 per second)."""
+SAMPLE_INTERVAL_S = 1.0 / 60.0
+"""Single live samples are forwarded at most this often (batches of streamed states, already paced
+by their study, always are)."""
 PROGRESS_INTERVAL_S = 1.0 / 20.0
 """Progress is forwarded at most this often (and always at the end): each queued signal costs the
 GUI thread a turn at the GIL."""
@@ -55,7 +56,9 @@ class StudyWorker(QObject):
             self.progressed.emit(f)
         sample = args[0] if args else kwargs.get("sample", kwargs.get("frame", kwargs.get("state")))
         if sample is not None:
-            if now - self._last_sample >= SAMPLE_INTERVAL_S:
+            if isinstance(sample, dict) and sample.get("batch"):
+                self.sample.emit(sample)
+            elif now - self._last_sample >= SAMPLE_INTERVAL_S:
                 self._last_sample = now
                 self.sample.emit(sample)
 
@@ -146,11 +149,16 @@ class ProcessStudyRunner(QObject):
     """Runs a named study in a separate process (so the solver never holds this process's GIL and
     the event loop only draws), with the same signals and controls as :class:`StudyRunner`.
 
-    The child sends progress, live samples and the finished run through a queue that a timer drains
-    every POLL_MS; only the newest live sample of each batch is forwarded.
+    The process is started from a helper thread (spawning writes the pickled project to the child,
+    which reads it only once its interpreter is up: seconds the event loop must not wait). The child
+    runs at a lower CPU priority than this process (CHILD_NICE) and sends progress, live samples and
+    the finished run through a queue that a timer drains every POLL_MS; an ended child is reaped
+    without waiting.
     """
 
     POLL_MS = 15
+    REAP_AFTER_S = 5.0
+    """A child still alive this long after sending its run is terminated."""
     progressed = Signal(float)
     sample = Signal(object)
     finished = Signal(object)
@@ -169,6 +177,12 @@ class ProcessStudyRunner(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(self.POLL_MS)
         self._timer.timeout.connect(self._poll)
+        self._started: threading.Event | None = None
+        self._start_error: list[str] = []
+        self._ending: list[tuple[object, float]] = []
+        self._reaper = QTimer(self)
+        self._reaper.setInterval(200)
+        self._reaper.timeout.connect(self._reap)
 
     @property
     def running(self) -> bool:
@@ -190,7 +204,19 @@ class ProcessStudyRunner(QObject):
         self.process = self._ctx.Process(target=run_in_child, daemon=True,
                                          args=(study, project, dict(options or {}), self._queue, self._cancel,
                                                self._resume))
-        self.process.start()
+        started = self._started = threading.Event()
+        errors = self._start_error = []
+        process = self.process
+
+        def spawn() -> None:
+            try:
+                process.start()
+            except Exception as exc:  # reported by _poll
+                errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                started.set()
+
+        threading.Thread(target=spawn, name="study-spawn", daemon=True).start()
         self._timer.start()
         self.runningChanged.emit(True)
 
@@ -206,7 +232,13 @@ class ProcessStudyRunner(QObject):
             if kind == "progress":
                 self.progressed.emit(payload)
             elif kind == "sample":
-                latest = payload
+                if isinstance(payload, dict) and payload.get("batch"):
+                    if latest is not None:
+                        self.sample.emit(latest)
+                        latest = None
+                    self.sample.emit(payload)  # streamed states: every one is a distinct state
+                else:
+                    latest = payload  # single samples: only the newest of this poll
             elif kind in ("done", "failed"):
                 if latest is not None:
                     self.sample.emit(latest)
@@ -215,7 +247,14 @@ class ProcessStudyRunner(QObject):
                 return
         if latest is not None:
             self.sample.emit(latest)
-        if self.process is not None and not self.process.is_alive() and self._queue.empty():
+        if self.process is None or self._started is None or not self._started.is_set():
+            return
+        if self._start_error:
+            message = self._start_error[0]
+            self._finish()
+            self.failed.emit(f"the study process did not start: {message}")
+            return
+        if not self.process.is_alive() and self._queue.empty():
             code = self.process.exitcode
             self._finish()
             self.failed.emit(f"the study process ended without a result (exit code {code})")
@@ -223,11 +262,30 @@ class ProcessStudyRunner(QObject):
     def _finish(self) -> None:
         self._timer.stop()
         if self.process is not None:
-            self.process.join(timeout=5)
-            if self.process.is_alive():
-                self.process.terminate()
+            self._ending.append((self.process, time.perf_counter()))
+            self._reaper.start()
         self.process = None
         self.runningChanged.emit(False)
+
+    def _reap(self) -> None:
+        """Join ended children without blocking; terminate one that outlives REAP_AFTER_S."""
+        keep = []
+        for process, since in self._ending:
+            try:
+                if process._popen is None:  # still being started by the spawn thread (or it failed)
+                    if time.perf_counter() - since <= 60.0:
+                        keep.append((process, since))
+                    continue
+                process.join(timeout=0)
+                if process.is_alive():
+                    if time.perf_counter() - since > self.REAP_AFTER_S:
+                        process.terminate()
+                    keep.append((process, since))
+            except (AssertionError, ValueError, OSError):
+                pass
+        self._ending = keep
+        if not keep:
+            self._reaper.stop()
 
     def pause(self) -> None:
         if self._resume is not None:

@@ -3,7 +3,9 @@ interactive ligament placement (two clicks on two bones) and dragging an end alo
 
 from __future__ import annotations
 
+import collections
 import time
+from typing import Callable
 
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
@@ -15,14 +17,56 @@ from vtkmodules.vtkRenderingCore import vtkCellPicker
 from jointmodeller.app.picking import (
     drag_end, make_attachment, nearest_mass, project_poses, snap_to_mass, to_global,
 )
+from jointmodeller.gui.playback import Playback
 from jointmodeller.model.specs import Project
 from jointmodeller.render.scene import JointScene, SceneFrame
 
-LIVE_FPS = 30.0
-"""Upper bound of redraws per second during a live run (frames in between are dropped)."""
-MAX_DRAW_DUTY = 0.5
-"""At most this share of the GUI thread's time goes to live redraws (slow software OpenGL draws less
-often instead of starving the event loop)."""
+LIVE_FPS = 60.0
+"""Upper bound of redraws per second during a live run (states in between are dropped)."""
+MAX_DRAW_DUTY = 0.8
+"""At most this share of the wall time goes to live frames (asking for one until the window shows it):
+slow software OpenGL draws less often instead of starving the event loop."""
+PAINT_TIMEOUT_S = 0.5
+"""A live frame the window has not shown after this long (e.g. hidden) no longer holds the next."""
+LIVE_MAX_LAG_S = 5.0
+"""Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
+"""Period of the live draw timer while states wait (it stops when none do)."""
+
+
+def no_vsync_wait() -> None:
+    """Make the windows created from now on swap without waiting for a vertical blank (the default
+    format, which pyvistaqt sets when its widget is made, before the main window exists): live
+    frames are paced by the viewport's timer, and a paint that waits for vsync blocks the event loop
+    (on software GL/Xvfb ~35 ms a frame instead of ~22 ms)."""
+    from PySide6.QtGui import QSurfaceFormat
+
+    fmt = QSurfaceFormat.defaultFormat()
+    if fmt.swapInterval() != 0:
+        fmt.setSwapInterval(0)
+        QSurfaceFormat.setDefaultFormat(fmt)
+
+
+def closed_outward(poly) -> bool:
+    """True for a closed triangle mesh wound consistently outwards (every directed edge once, its
+    reverse once, positive volume): from outside its back faces are hidden, so culling them (about
+    40 % of a software-GL frame of the demo) changes no pixel."""
+    try:
+        faces = np.asarray(poly.GetPolys().GetConnectivityArray(), dtype=np.int64)
+        offsets = np.asarray(poly.GetPolys().GetOffsetsArray(), dtype=np.int64)
+        if len(offsets) < 5 or np.any(np.diff(offsets) != 3) or poly.GetNumberOfCells() != len(offsets) - 1:
+            return False
+        tri = faces.reshape(-1, 3)
+        pts = np.asarray(poly.GetPoints().GetData(), float)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    edges = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
+    n = int(tri.max()) + 1
+    key = edges[:, 0] * n + edges[:, 1]
+    rev = edges[:, 1] * n + edges[:, 0]
+    if len(np.unique(key)) != len(key) or not np.array_equal(np.sort(key), np.sort(rev)):
+        return False
+    v0, v1, v2 = pts[tri[:, 0]], pts[tri[:, 1]], pts[tri[:, 2]]
+    return float(np.einsum("ij,ij->i", v0, np.cross(v1, v2)).sum()) > 0.0
 
 
 class Viewport(QWidget):
@@ -37,11 +81,14 @@ class Viewport(QWidget):
     attachmentPlaced = Signal(object)
     attachmentMoved = Signal(int, object)
     message = Signal(str)
+    liveFrameShown = Signal(float)
+    """A streamed live state was drawn (its simulated time)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         # one sample per pixel: 8× MSAA (pyvista's default) costs ~5× per frame on software GL
         self.plotter = QtInteractor(self, auto_update=False, multi_samples=1)
+        no_vsync_wait()
         self.plotter.disable_anti_aliasing()
         self.scene = JointScene(self.plotter)
         lay = QVBoxLayout(self)
@@ -56,14 +103,20 @@ class Viewport(QWidget):
         self._picker = vtkCellPicker()
         self._picker.SetTolerance(0.0005)
         self._pending: SceneFrame | None = None
+        self.playback = Playback(rate_hz=LIVE_FPS, max_lag_s=LIVE_MAX_LAG_S)
+        """Streamed live states waiting to be drawn (each at most once)."""
+        self._to_frame: Callable[[object], SceneFrame | None] = lambda s: s
         self.frames_drawn = 0
         self.draw_seconds = 0.0
+        self.shown_live: collections.deque = collections.deque(maxlen=100_000)
+        """(time, step) of every live state drawn (step: the integrator step it belongs to, or -1)."""
         self._draw_ema = 0.0
         self._next_draw = 0.0
-        self._timer = QTimer(self)
-        self._timer.setInterval(int(1000 / LIVE_FPS / 2))
+        self._awaiting: tuple | None = None  # (asked at, frame, state) until the window shows it
+        self._timer = QTimer(self)  # single shot, set for when the next live frame may be drawn
+        self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._draw_pending)
-        self._timer.start()
+        self.plotter.frameSwapped.connect(self._frame_shown)
         iren = self.plotter.iren.interactor
         self._obs = [iren.AddObserver("LeftButtonPressEvent", self._on_press, 1.0),
                      iren.AddObserver("MouseMoveEvent", self._on_move, 1.0),
@@ -76,30 +129,86 @@ class Viewport(QWidget):
         first = self.project is None
         self.project = project
         self.scene.build(project, frame or self.scene.frame, reset_camera=reset_camera or first)
+        for actor in self.scene.mass_actors.values():  # back faces of a closed bone are never seen
+            actor.prop.backface_culling = closed_outward(actor.mapper.GetInput())
         self.plotter.render()
 
     def show_frame(self, frame: SceneFrame, now: bool = False) -> None:
-        """Queue a frame; the live timer draws the latest one at most LIVE_FPS times a second."""
+        """Draw a frame now, or queue it (the live timer draws the latest one, at most LIVE_FPS a
+        second); either way the live queue is emptied (this frame replaces what it held)."""
+        self.playback.clear()
         if now:
             self._pending = None
+            self._awaiting = None
             self.scene.set_frame(frame)
             self.frames_drawn += 1
         else:
             self._pending = frame
+            self._schedule(0.0)
+
+    def queue_live(self, states: list, to_frame: Callable[[object], SceneFrame | None]) -> None:
+        """Queue streamed live states (oldest first); the live timer draws them at a steady rate,
+        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted)."""
+        self._to_frame = to_frame
+        self.playback.push(states)
+        if self._awaiting is None and not self._timer.isActive():
+            self._schedule(max(self._next_draw, self.playback.next_due()) - time.perf_counter())
+
+    def _schedule(self, delay_s: float) -> None:
+        """Run the live timer once after ``delay_s`` (at most a second: it looks again then)."""
+        delay_s = min(delay_s, 1.0) if np.isfinite(delay_s) else (0.0 if self._pending is not None else 1.0)
+        self._timer.start(max(0, int(np.ceil(1000.0 * delay_s))))
 
     def _draw_pending(self) -> None:
-        if self._pending is None:
-            return
+        """Live timer: hand the newest due state to the widget (one VTK render, in its paint); the
+        frame counts when the window has shown it (:meth:`_frame_shown`)."""
         now = time.perf_counter()
-        if now < self._next_draw:
+        if self._awaiting is not None:
+            if now - self._awaiting[0] < PAINT_TIMEOUT_S:
+                self._schedule(PAINT_TIMEOUT_S - (now - self._awaiting[0]))
+                return
+            self._awaiting = None  # no paint came (hidden window): draw on
+        if self._pending is None and not len(self.playback):
             return
-        frame, self._pending = self._pending, None
-        self.scene.set_frame(frame)
-        took = time.perf_counter() - now
+        if now < self._next_draw:
+            self._schedule(self._next_draw - now)
+            return
+        if self._pending is not None:
+            frame, self._pending, state = self._pending, None, None
+        else:
+            state = self.playback.take(now)
+            if state is None:
+                self._schedule(self.playback.next_due() - now)
+                return
+            frame = self._to_frame(state)
+            if frame is None:
+                self._schedule(0.0)
+                return
+        self.scene.set_frame(frame, render=False)
+        self._awaiting = (now, frame, state)
+        self.plotter.update()  # paintGL renders once and blits (plotter.render() would render twice)
+        self._schedule(PAINT_TIMEOUT_S)
+
+    def _frame_shown(self) -> None:
+        """The window composed a frame: count the live frame it showed, pace the next one."""
+        if self._awaiting is None:
+            return
+        started, frame, state = self._awaiting
+        self._awaiting = None
+        now = time.perf_counter()
+        took = now - started
         self.frames_drawn += 1
         self.draw_seconds += took
+        if state is not None:
+            self.shown_live.append((frame.time, int(state.get("step", -1)) if isinstance(state, dict) else -1))
+            self.liveFrameShown.emit(float(frame.time) if frame.time is not None else float("nan"))
         self._draw_ema = took if self.frames_drawn == 1 else 0.8 * self._draw_ema + 0.2 * took
-        self._next_draw = now + max(1.0 / LIVE_FPS, self._draw_ema / MAX_DRAW_DUTY) - 0.004
+        rest = max(1.0 / LIVE_FPS - took, self._draw_ema * (1.0 / MAX_DRAW_DUTY - 1.0))
+        self._next_draw = now + rest - 0.001
+        if self._pending is not None or len(self.playback):
+            self._schedule(max(self._next_draw, self.playback.next_due()) - now)
+        else:
+            self._timer.stop()
 
     def current_poses(self) -> dict:
         return self.scene.frame.poses
