@@ -429,11 +429,12 @@ def calibration_groups(project: Project, joint: BuiltJoint, per: str = "spring")
 def calibrate_experiment(project: Project, experiment_name: str | None = None, *, per: str = "spring",
                          groups: list[str] | None = None, fit_slack: bool = False,
                          bounds: tuple[float, float] = (0.05, 20.0), slack_bounds: tuple[float, float] = (0.9, 1.1),
-                         joint: BuiltJoint | None = None,
+                         joint: BuiltJoint | None = None, xtol: float = 1e-8,
                          progress: Callable[[int, float], None] | None = None) -> tuple[Project, CalibrationResult]:
     """Fit stiffness scale factors (and optionally slack-length scales) of tissue groups to the
     experiment's measured points. Returns the fitted project (a new version, title marked
-    "(calibrated)"; the given project is unchanged) and the fit. progress(evaluations, rmse)."""
+    "(calibrated)"; the given project is unchanged) and the fit. xtol: relative change of the scales
+    at which the fit stops. progress(evaluations, rmse)."""
     experiment = find_experiment(project, experiment_name)
     if not experiment.measured:
         raise ValueError(f"experiment {experiment.name!r} has no measured data to calibrate against")
@@ -464,7 +465,7 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
         x0 = np.ones(2 * n)
         lower = np.concatenate([lower, np.full(n, slack_bounds[0])])
         upper = np.concatenate([upper, np.full(n, slack_bounds[1])])
-    fit = calibrate(simulate, mv, x0, lower, upper, names)
+    fit = calibrate(simulate, mv, x0, lower, upper, names, xtol=xtol)
     fitted = scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
     return fitted, fit
 

@@ -48,3 +48,29 @@ def test_demo_contact_carries_load_and_valgus_tightens_the_mcl(demo_run):
     mcl = names.index("MCL anterior bundle")
     top = int(np.argmax(loads))
     assert run.series["tissue_tension_N"][top, mcl] > run.series["tissue_tension_N"][0, mcl]
+
+
+@pytest.mark.slow
+def test_calibration_recovers_scaled_demo_bundle_stiffness():
+    """Issue 8: 'measured' data from the demo with the AMCL ×1.3 and the RCL ×0.8, calibrated from the
+    demo's defaults, gives back both scales within 2%."""
+    from dataclasses import replace
+
+    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.model.specs import MeasuredPoint
+
+    base = build_demo_project()
+    exp = replace(find_experiment(base), steps=2)  # 0 and ±100 N: keeps the test near a minute
+    truth_scale = {"MCL anterior bundle": 1.3, "radial collateral ligament": 0.8}
+    truth = replace(base, experiments=(exp,), springs=tuple(
+        replace(s, kx=(s.kx[0] * truth_scale.get(s.name, 1.0),), cx=s.cx) for s in base.springs))
+    run = run_laxity(truth)
+    assert run.status == "completed", run.message
+    measured = tuple(MeasuredPoint(float(lo), float(v), 0) for lo, v in zip(run.series["load"], run.series["measure"]))
+    start = base.with_rows("experiments", (replace(exp, measured=measured),))
+    fitted, fit = calibrate_experiment(start, groups=list(truth_scale), xtol=1e-4)
+    scales = dict(zip(fit.names, fit.x))
+    for name, value in truth_scale.items():
+        assert scales[f"stiffness scale: {name}"] == pytest.approx(value, rel=0.02)
+    assert fitted.spring("MCL anterior bundle").kx[0] == pytest.approx(
+        base.spring("MCL anterior bundle").kx[0] * scales["stiffness scale: MCL anterior bundle"])

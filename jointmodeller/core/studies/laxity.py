@@ -416,6 +416,11 @@ def solver_defaults(system) -> tuple[float, float]:
     return (CONTACT_TOL_N, CONTACT_FD_STEP) if rough else (SMOOTH_TOL_N, SMOOTH_FD_STEP)
 
 
+MAX_LOAD_BISECTIONS = 4
+"""A load step whose Newton solve fails is approached through up to this many halvings of the step
+(load continuation), so coarse load steps on stiff contact still solve."""
+
+
 def run_sweep(
     system,
     protocol: LaxityProtocol,
@@ -435,7 +440,8 @@ def run_sweep(
     warm_start: start each step from the nearest solved load's pose and Jacobian (False: from the
     unloaded pose with a fresh Jacobian, the baseline). reuse_jacobian=False: warm-started poses but a
     fresh finite-difference Jacobian at every step (the baseline where a cold start cannot reach the
-    larger loads of a stiff contact model). tol_N, fd_step: default by
+    larger loads of a stiff contact model). A step that fails is reached by load continuation
+    (:data:`MAX_LOAD_BISECTIONS`, warm start only). tol_N, fd_step: default by
     :func:`solver_defaults`. progress(done, total, load, value) after each
     step (``value`` in the measure's unit); cancel() polled between steps raises SweepCancelled.
     """
@@ -474,10 +480,11 @@ def run_sweep(
                 J_start = None
         else:
             x_start, J_start = x_ref, None
-        solver.load.magnitude = float(load)
         e0 = solver.evaluations
         try:
-            x, J, iters, res = solver.solve(x_start, J_start)
+            x, J, iters, res = _solve_with_continuation(solver, float(load), x_start, J_start, solved,
+                                                        MAX_LOAD_BISECTIONS if warm_start else 0,
+                                                        reuse_jacobian)
         except EquilibriumFailed as exc:
             exc.partial, exc.load = result(i), float(load)
             raise
@@ -492,6 +499,26 @@ def run_sweep(
         if progress is not None:
             progress(i + 1, k, float(load), float(out["coords"][i, idx] * factor))
     return result(k)
+
+
+def _solve_with_continuation(solver: QuasiStaticSolver, load: float, x_start: np.ndarray,
+                             J_start: np.ndarray | None, solved: list, depth: int, reuse_jacobian: bool = True):
+    """Solve at ``load``; when Newton fails, solve half-way from the nearest solved load first and
+    retry from there (up to ``depth`` halvings; the intermediate equilibria join ``solved`` as warm
+    starts but are not reported). Returns what QuasiStaticSolver.solve returns."""
+    solver.load.magnitude = load
+    try:
+        return solver.solve(x_start, J_start)
+    except EquilibriumFailed:
+        if depth <= 0:
+            raise
+    near_load, x_near, J_near = min(reversed(solved), key=lambda s: abs(s[0] - load))
+    mid = 0.5 * (near_load + load)
+    xm, Jm, _, _ = _solve_with_continuation(solver, mid, x_near, J_near if reuse_jacobian else None, solved,
+                                            depth - 1, reuse_jacobian)
+    solved.append((mid, xm, Jm))
+    return _solve_with_continuation(solver, load, xm, Jm if reuse_jacobian else None, solved, depth - 1,
+                                    reuse_jacobian)
 
 
 def _extra_force(system, kin: BodyKinematics, body: int) -> float:
