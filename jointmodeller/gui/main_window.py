@@ -693,7 +693,7 @@ class MainWindow(QMainWindow):
         """Replay a stored run: plots and the time slider over its samples."""
         self.shown_run = run
         self.viewport.scene.clear_contacts()
-        self.plots.show_run(run)
+        self.plots.show_run(run, defer=True)
         self.frames = frames_from_run(self.doc.project, run)
         s = self.run_panel.slider
         s.blockSignals(True)

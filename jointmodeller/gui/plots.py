@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -28,11 +28,44 @@ LAXITY_X = ("load", "load_N", "load_Nm", "applied_load")
 LAXITY_Y = ("value", "measure", "laxity_deg", "varus_valgus_deg", "displacement")
 
 
+_SWITCH = {"drawing": 0, "interval": None}
+_SWITCH_LOCK = threading.Lock()
+DRAW_SWITCH_INTERVAL_S = 0.0005
+"""Python's thread switch interval while a plot is drawn (default 5 ms): the GUI thread, which takes
+the interpreter lock for every event it handles, gets it back within half a millisecond."""
+
+
+def _yield_to_gui() -> None:
+    """A drawing thread starts: lower the thread switch interval (and this thread's CPU priority)."""
+    import os
+    import sys
+
+    with _SWITCH_LOCK:
+        if _SWITCH["drawing"] == 0:
+            _SWITCH["interval"] = sys.getswitchinterval()
+            sys.setswitchinterval(DRAW_SWITCH_INTERVAL_S)
+        _SWITCH["drawing"] += 1
+    if hasattr(os, "setpriority"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only (Linux)
+        except OSError:
+            pass
+
+
+def _stop_yielding() -> None:
+    import sys
+
+    with _SWITCH_LOCK:
+        _SWITCH["drawing"] -= 1
+        if _SWITCH["drawing"] == 0 and _SWITCH["interval"] is not None:
+            sys.setswitchinterval(_SWITCH["interval"])
+
+
 class PlotPanel(QWidget):
     """Time series of the shown run with a cursor at the replayed time."""
 
-    _rendered = Signal(object, int)
-    """(RGBA image (h, w, 4), generation) from the drawing thread."""
+    _rendered = Signal(object)
+    """From the drawing thread: {"generation", "image" (h, w, 4) RGBA, "figure", "cursors"}."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,6 +82,7 @@ class PlotPanel(QWidget):
         self._drawing = False
         self._draw_wanted = False
         self._cursor_t: float | None = None
+        self._build_wanted: tuple | None = None
         self.draws_started = 0
         self.draws_shown = 0
         self._rendered.connect(self._show_image)
@@ -72,14 +106,11 @@ class PlotPanel(QWidget):
 
         threading.Thread(target=load, name="matplotlib-import", daemon=True).start()
 
-    def _new_figure(self):
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5, 3))
-        fig.subplots_adjust(left=0.1, right=0.98, top=0.96, bottom=0.12, hspace=0.7)
-        return fig
-
     # ------------------------------------------------------------------ drawing off the GUI thread
+    def _size_inches(self, n_axes: int, dpi: float) -> tuple[float, float]:
+        w, h = max(self.width(), 300), max(self.height(), 110 * max(n_axes, 1))
+        return w / dpi, h / dpi
+
     def request_draw(self) -> None:
         """Rasterise the current figure in a worker thread (coalesced: one draw in flight)."""
         if self.figure is None:
@@ -90,30 +121,60 @@ class PlotPanel(QWidget):
         self._draw_wanted = False
         self._drawing = True
         self.draws_started += 1
-        fig, generation = self.figure, self._generation
-        dpi = fig.dpi
-        w, h = max(self.width(), 300), max(self.height(), 110 * max(len(fig.axes), 1))
-        fig.set_size_inches(w / dpi, h / dpi)
-        threading.Thread(target=self._draw_in_thread, args=(fig, generation), name="plot-draw", daemon=True).start()
+        fig = self.figure
+        fig.set_size_inches(*self._size_inches(len(fig.axes), fig.dpi))
+        threading.Thread(target=self._work, args=(self._generation, fig, None, None), name="plot-draw",
+                         daemon=True).start()
 
-    def _draw_in_thread(self, fig, generation: int) -> None:
+    def _start_build(self, run: RunRecord, panels: list[tuple]) -> None:
+        """Build and rasterise the run's figure in a worker thread (after the one in flight)."""
+        if self._drawing:
+            self._build_wanted = (run, panels)
+            return
+        self._build_wanted = None
+        self._draw_wanted = False
+        self._drawing = True
+        self.draws_started += 1
+        size = self._size_inches(len(panels), 100.0)
+        cursor_t, self._cursor_t = self._cursor_t, None
+        threading.Thread(target=self._work, args=(self._generation, None, (run, panels, cursor_t), size),
+                         name="plot-build", daemon=True).start()
+
+    def _work(self, generation: int, fig, build, size) -> None:
+        """Worker thread: (build the figure and) draw it with Agg; the image goes to the GUI thread."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+        result = {"generation": generation, "image": None, "figure": None, "cursors": None}
+        _yield_to_gui()
         try:
+            if build is not None:
+                fig, cursors = self._make_figure(*build)
+                fig.set_dpi(100.0)
+                fig.set_size_inches(*size)
+                result["figure"], result["cursors"] = fig, cursors
             agg = FigureCanvasAgg(fig)
             agg.draw()
-            image = np.asarray(agg.buffer_rgba()).copy()
+            result["image"] = np.asarray(agg.buffer_rgba()).copy()
         except Exception:  # a plot that cannot be drawn leaves the last image
-            image = None
-        self._rendered.emit(image, generation)
+            pass
+        finally:
+            _stop_yielding()
+        self._rendered.emit(result)
 
-    def _show_image(self, image, generation: int) -> None:
+    def _show_image(self, result: dict) -> None:
         self._drawing = False
-        if image is not None and generation == self._generation and self.canvas is not None:
+        current = result["generation"] == self._generation
+        if current and result["figure"] is not None:
+            self.figure, self._cursors = result["figure"], result["cursors"]
+        image = result["image"]
+        if current and image is not None and self.canvas is not None:
             h, w = image.shape[:2]
             qimg = QImage(image.data, w, h, 4 * w, QImage.Format_RGBA8888).copy()
             self.canvas.setPixmap(QPixmap.fromImage(qimg))
             self.draws_shown += 1
+        if self._build_wanted is not None:
+            self._start_build(*self._build_wanted)
+            return
         if self._cursor_t is not None and self._cursors:
             for c in self._cursors:
                 c.set_xdata([self._cursor_t, self._cursor_t])
@@ -137,20 +198,36 @@ class PlotPanel(QWidget):
         """A draw is in flight."""
         return self._drawing
 
-    def show_run(self, run: RunRecord | None) -> None:
-        """Plot what the run holds (nothing when None) in a new figure, drawn off the GUI thread."""
+    def show_run(self, run: RunRecord | None, defer: bool = False) -> None:
+        """Plot what the run holds (nothing when None) in a new figure, drawn off the GUI thread.
+
+        :attr:`plotted` is set at once; the figure is built here, or with ``defer`` in the worker
+        thread too (tens of milliseconds of figure building the GUI thread does not wait for); the
+        figure being drawn is never touched, a new one is made."""
         if run is None and self.canvas is None:
             self.plotted = []
             return
         self._ensure_canvas()
         self._generation += 1
-        self.figure = self._new_figure()  # a new figure: the one being drawn is never touched
         self._cursors = []
         self._cursor_t = None
-        self.plotted = []
+        self._build_wanted = None
+        panels = [] if run is None else self._panels(run)
+        self.plotted = [key if isinstance(key, str) else "laxity" for _, key, _, _ in panels]
         if run is None:
+            self.figure = None
             self.canvas.clear()
-            return
+        elif defer:  # started in the next turn, with the cursor time set meanwhile
+            self.figure = None
+            generation = self._generation
+            QTimer.singleShot(0, lambda: self._start_build(run, panels) if generation == self._generation else None)
+        else:
+            self.figure, self._cursors = self._make_figure(run, panels, None)
+            QTimer.singleShot(0, self.request_draw)  # in a later turn of the event loop
+
+    @staticmethod
+    def _panels(run: RunRecord) -> list[tuple]:
+        """(kind, key, label, scale) of each panel the run's series give."""
         s = run.series
         panels = []
         t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
@@ -162,13 +239,25 @@ class PlotPanel(QWidget):
         yk = next((k for k in LAXITY_Y if k in s), None)
         if xk and yk:
             panels.append(("laxity", (xk, yk), "laxity", 1.0))
+        return panels
+
+    @staticmethod
+    def _make_figure(run: RunRecord, panels: list[tuple], cursor_t: float | None):
+        """(Figure, time cursors) of the run's panels; touches nothing else (any thread)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(5, 3))
+        fig.subplots_adjust(left=0.1, right=0.98, top=0.96, bottom=0.12, hspace=0.7)
+        cursors = []
+        s = run.series
+        t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
         if not panels:
-            ax = self.figure.add_subplot(111)
+            ax = fig.add_subplot(111)
             ax.text(0.5, 0.5, f"{run.study}: {run.status}\n(no series to plot)", ha="center", va="center",
                     transform=ax.transAxes)
             ax.set_axis_off()
         for k, (kind, key, label, scale) in enumerate(panels):
-            ax = self.figure.add_subplot(len(panels), 1, k + 1)
+            ax = fig.add_subplot(len(panels), 1, k + 1)
             if kind == "time":
                 y = np.asarray(s[key], float)
                 if key in VECTOR_SERIES:
@@ -180,8 +269,8 @@ class PlotPanel(QWidget):
                 ax.set_ylabel(label)
                 ax.set_xlabel("time [s]")
                 if names and y.shape[1] <= 8:
-                    ax.legend(fontsize=7, loc="best")
-                self._cursors.append(ax.axvline(t[0], color="0.4", lw=0.8))
+                    ax.legend(fontsize=7, loc="upper left")
+                cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
             else:
                 xk, yk = key
                 ax.plot(np.asarray(s[xk], float), np.asarray(s[yk], float), "o-", ms=3, label="model")
@@ -190,13 +279,13 @@ class PlotPanel(QWidget):
                     ax.legend(fontsize=7)
                 ax.set_xlabel(xk)
                 ax.set_ylabel(yk)
-            self.plotted.append(key if isinstance(key, str) else "laxity")
-        self.request_draw()
+        return fig, cursors
 
     def set_time(self, t: float) -> None:
         """Move the time cursors (redrawn off the GUI thread; while a draw is in flight only the
         newest time is kept)."""
-        if not self._cursors:
+        if not self._cursors:  # the figure is still to be built: it starts there
+            self._cursor_t = float(t)
             return
         if self._drawing:
             self._cursor_t = float(t)

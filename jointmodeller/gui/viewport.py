@@ -8,7 +8,7 @@ import time
 from typing import Callable
 
 import numpy as np
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pyvistaqt import QtInteractor
 from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera, vtkInteractorStyleUser
@@ -89,6 +89,9 @@ class Viewport(QWidget):
         # one sample per pixel: 8× MSAA (pyvista's default) costs ~5× per frame on software GL
         self.plotter = QtInteractor(self, auto_update=False, multi_samples=1)
         no_vsync_wait()
+        # its own native window: a frame then recomposes only the 3D view, not the whole main window
+        # (on software GL the compose of a 1200×800 window costs more than drawing the demo)
+        self.plotter.setAttribute(Qt.WA_NativeWindow)
         self.plotter.disable_anti_aliasing()
         self.scene = JointScene(self.plotter)
         lay = QVBoxLayout(self)
@@ -140,7 +143,8 @@ class Viewport(QWidget):
         if now:
             self._pending = None
             self._awaiting = None
-            self.scene.set_frame(frame)
+            self.scene.set_frame(frame, render=False)
+            self.plotter.update()  # drawn in the widget's next paint (one render)
             self.frames_drawn += 1
         else:
             self._pending = frame

@@ -1,0 +1,193 @@
+"""The live stream of a dynamics run: states sampled from each accepted integrator step (checked
+against the integrator's own dense output), played by the viewport at a steady rate with every
+state shown at most once, and plots drawn off the GUI thread with coalesced redraws. Behaviour
+only: no timing asserts (fake clocks where time matters)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from jointmodeller.gui.live import StepStreamer, hermite, split_batch
+from jointmodeller.gui.playback import Playback
+
+pytestmark = [pytest.mark.gui]
+
+
+def test_hermite_is_exact_for_cubics_and_fourth_order_for_a_sine():
+    # a cubic and its derivative: reproduced exactly inside the step
+    c = np.array([0.3, -1.2, 2.0, 0.7])
+    y = lambda t: np.array([c[0] + c[1] * t + c[2] * t**2 + c[3] * t**3])
+    f = lambda t: np.array([c[1] + 2 * c[2] * t + 3 * c[3] * t**2])
+    ts = np.linspace(0.2, 0.9, 9)
+    got = hermite(0.2, y(0.2), f(0.2), 0.9, y(0.9), f(0.9), ts)
+    assert got[:, 0] == pytest.approx([y(t)[0] for t in ts], abs=1e-13)
+    # sin over a step h: error within the Hermite bound h^4/384 max|y''''|, and it falls as h^4
+    errs = []
+    for h in (0.2, 0.1):
+        ts = np.linspace(1.0, 1.0 + h, 21)
+        got = hermite(1.0, np.sin([1.0]), np.cos([1.0]), 1.0 + h, np.sin([1.0 + h]), np.cos([1.0 + h]), ts)[:, 0]
+        errs.append(np.abs(got - np.sin(ts)).max())
+        assert errs[-1] <= h**4 / 384 * 1.0 + 1e-15
+    assert errs[0] / errs[1] == pytest.approx(16.0, rel=0.15)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _built(project):
+    from jointmodeller.app.build import build_mechanical_system
+
+    return build_mechanical_system(project, contact=False, wrapping=False)
+
+
+def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small_project):
+    """Each accepted step that took 0.125 s of (fake) wall time comes as 6 states at 48 per second,
+    evenly spread over the step in simulated time, the last being the accepted state; the others
+    agree with the integrator's own dense output of that step."""
+    built = _built(small_project)
+    system = built.system
+    clock = FakeClock()
+    batches = []
+    streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
+                            rate_hz=48.0, clock=clock)
+
+    def fun(t, y):
+        dydt = system.derivative(t, y)
+        streamer.evaluated(t, y, dydt)
+        return dydt
+
+    solver = integrate.RK45(fun, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    steps = []
+    for _ in range(8):
+        t_prev = solver.t
+        clock.now += 0.125  # each step "takes" an eighth of a second (exact in binary)
+        solver.step()
+        streamer.stepped(solver.t)
+        steps.append((t_prev, solver.t, solver.dense_output(), solver.y.copy()))
+    assert len(batches) == len(steps)
+    all_times = []
+    for batch, (t0, t1, dense, y1) in zip(batches, steps):
+        states = split_batch(batch)
+        times = np.array([s["time"] for s in states])
+        assert len(states) == 6
+        assert times[-1] == t1 and np.all(times > t0) and np.all(np.diff(times) > 0)
+        assert np.diff(times) == pytest.approx(np.full(5, (t1 - t0) / 6), rel=1e-9)  # even in sim time
+        R_ref, o_ref = [], []
+        for t in times:
+            from jointmodeller.gui.live import mesh_poses
+
+            R, o = mesh_poses(system, dense(t)[None])
+            R_ref.append(R[0])
+            o_ref.append(o[0])
+        o_got = np.array([s["mesh_origin_G"] for s in states])
+        R_got = np.array([s["mesh_R_GL"] for s in states])
+        moved = np.abs(o_got[-1] - o_got[0]).max() + 1e-12
+        assert np.abs(o_got - np.array(o_ref)).max() < 1e-3 * moved + 1e-12  # the same states
+        assert np.abs(R_got - np.array(R_ref)).max() < 1e-6
+        assert o_got[-1] == pytest.approx(mesh_poses(system, y1[None])[1][0], abs=1e-15)  # accepted state
+        assert batch["tissue_force_N"].shape == (6, system.tissues.count)
+        all_times.extend(times)
+    assert len(np.unique(all_times)) == len(all_times) == streamer.states_sent
+
+
+def test_streamer_sends_only_accepted_states_when_steps_are_quicker_than_the_stream(small_project):
+    built = _built(small_project)
+    system = built.system
+    clock = FakeClock()
+    batches = []
+    streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
+                            rate_hz=64.0, clock=clock)
+
+    def fun(t, y):
+        dydt = system.derivative(t, y)
+        streamer.evaluated(t, y, dydt)
+        return dydt
+
+    solver = integrate.RK45(fun, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    accepted = []
+    for _ in range(40):
+        clock.now += 1.0 / 256  # 256 steps a second: one slot per four steps
+        solver.step()
+        streamer.stepped(solver.t)
+        accepted.append(solver.t)
+    states = [s for b in batches for s in split_batch(b)]
+    assert 0 < len(states) < len(accepted)
+    assert all(s["time"] in accepted for s in states)  # only accepted states, none interpolated
+    assert len(states) == 10
+
+
+def test_playback_shows_each_state_once_at_a_steady_rate():
+    pb = Playback(rate_hz=10.0, max_lag_s=1.0)
+    pb.push(["a", "b", "c", "d"], now=0.0)  # due at 0, 0.1, 0.2, 0.3
+    assert pb.take(now=0.0) == "a"
+    assert pb.take(now=0.05) is None  # never the same state twice, "b" not due yet
+    assert pb.take(now=0.25) == "c" and pb.dropped == 1  # a late draw skips "b"
+    pb.push(["e"], now=0.26)  # queued after "d" (due 0.3), not before it
+    assert pb.next_due() == pytest.approx(0.3)
+    assert pb.take(now=0.31) == "d" and pb.take(now=0.35) is None and pb.take(now=0.4) == "e"
+    assert (pb.received, pb.taken, pb.dropped, len(pb)) == (5, 4, 1, 0)
+    # more than max_lag_s waiting: the oldest go, the rest play from now
+    pb.push(list(range(25)), now=1.0)
+    assert len(pb) == 10 and pb.dropped == 16
+    assert pb.take(now=1.1) == 15
+
+
+def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project):
+    """A burst of streamed states is drawn over several turns of the event loop (not all at once),
+    each drawn state once, in order; the drawn pose is the state's."""
+    w = window(small_project)
+    names = [m.name for m in small_project.masses]
+    k = 12
+    th = np.linspace(0.0, 0.5, k)
+    R = np.zeros((k, 2, 3, 3))
+    R[:, 0] = np.eye(3)
+    R[:, 1] = [[[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]] for a in th]
+    origin = np.zeros((k, 2, 3))
+    origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
+    batch = {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.arange(k) // 4, "mesh_R_GL": R,
+             "mesh_origin_G": origin, "labels": {"mesh_R_GL": names}}
+    w._live_project = small_project
+    f0 = w.viewport.frames_drawn
+    w._live_sample(batch)
+    assert w.viewport.frames_drawn == f0  # queued, not drawn in the caller's turn
+    qtbot.waitUntil(lambda: len(w.viewport.playback) == 0 and w.viewport._awaiting is None, timeout=20000)
+    shown = list(w.viewport.shown_live)
+    times = [t for t, _ in shown]
+    assert len(shown) == w.viewport.frames_drawn - f0 >= 1
+    assert len(set(times)) == len(times) and times == sorted(times)  # distinct states, in order
+    assert w.viewport.playback.taken + w.viewport.playback.dropped == k
+    last = int(round(times[-1] / 0.01)) - 1
+    M = np.asarray(w.viewport.scene.mass_actors[names[1]].user_matrix)
+    assert M[:3, :3] == pytest.approx(R[last, 1], abs=1e-12)
+    assert M[:3, 3] == pytest.approx(origin[last, 1], abs=1e-12)
+
+
+def test_plots_are_drawn_off_the_gui_thread_and_cursor_redraws_coalesce(qtbot):
+    from jointmodeller.gui.plots import PlotPanel
+    from jointmodeller.model.results import RunRecord
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    t = np.linspace(0, 1, 51)
+    run = RunRecord(study="dynamics", series={"time": t, "tissue_force_N": np.outer(t, [1.0, 2.0])},
+                    labels={"tissue_force_N": ["a", "b"]})
+    panel.show_run(run, defer=True)
+    assert panel.plotted == ["tissue_force_N"] and panel.figure is None  # built in the worker
+    qtbot.waitUntil(lambda: panel.draws_shown == 1 and not panel.drawing, timeout=20000)
+    assert len(panel.figure.axes) == 1 and panel.canvas.pixmap() is not None
+    started = panel.draws_started
+    for x in np.linspace(0.0, 0.8, 20):  # scrubbing: twenty cursor moves in one turn of the loop
+        panel.set_time(x)
+    assert panel.draws_started == started + 1  # one draw in flight, the rest coalesced
+    qtbot.waitUntil(lambda: not panel.drawing, timeout=20000)
+    assert panel.draws_started <= started + 2
+    assert panel._cursors[0].get_xdata()[0] == pytest.approx(0.8)  # the newest time is the one shown
