@@ -123,20 +123,41 @@ def test_streamer_sends_only_accepted_states_when_steps_are_quicker_than_the_str
     assert len(states) == 10
 
 
-def test_playback_shows_each_state_once_at_a_steady_rate():
+def test_playback_shows_each_state_once_and_drops_what_a_late_draw_passed():
     pb = Playback(rate_hz=10.0, max_lag_s=1.0)
-    pb.push(["a", "b", "c", "d"], now=0.0)  # due at 0, 0.1, 0.2, 0.3
-    assert pb.take(now=0.0) == "a"
-    assert pb.take(now=0.05) is None  # never the same state twice, "b" not due yet
+    pb.push(["a", "b", "c", "d"], now=0.0)  # one batch so far: played at rate_hz
+    assert pb.take(now=0.0) == "a"  # the first at once
+    assert pb.take(now=0.05) is None  # never the same state twice; "b" is 0.1 s on
+    assert pb.next_due(now=0.05) == pytest.approx(0.1)
     assert pb.take(now=0.25) == "c" and pb.dropped == 1  # a late draw skips "b"
-    pb.push(["e"], now=0.26)  # queued after "d" (due 0.3), not before it
-    assert pb.next_due() == pytest.approx(0.3)
-    assert pb.take(now=0.31) == "d" and pb.take(now=0.35) is None and pb.take(now=0.4) == "e"
-    assert (pb.received, pb.taken, pb.dropped, len(pb)) == (5, 4, 1, 0)
-    # more than max_lag_s waiting: the oldest go, the rest play from now
-    pb.push(list(range(25)), now=1.0)
-    assert len(pb) == 10 and pb.dropped == 16
-    assert pb.take(now=1.1) == 15
+    assert (pb.received, pb.taken, pb.dropped, len(pb)) == (4, 2, 1, 1)
+    pb.push(list(range(25)), now=0.3)  # more than max_lag_s at rate_hz waits: the oldest go
+    assert len(pb) == 10 and pb.dropped == 1 + 16  # "d" and 0..14
+    assert pb.take(now=0.31) == 15
+
+
+def test_playback_spreads_bursts_over_the_time_to_the_next():
+    """Batches of 30 states once a second (a slow integrator step each): the view keeps moving
+    between batches instead of showing 30 states in half a second and then standing still."""
+    pb = Playback(rate_hz=60.0)
+    taken_at = []
+    now, k = 0.0, 0
+    while now < 6.0:
+        if now >= k:  # a batch every second
+            pb.push([(k, j) for j in range(30)], now=now)
+            k += 1
+        state = pb.take(now=now)
+        if state is not None:
+            taken_at.append((now, state))
+        now = round(now + 0.01, 10)  # a draw every 10 ms
+    times = np.array([t for t, _ in taken_at])
+    states = [s for _, s in taken_at]
+    assert len(set(states)) == len(states) and states == sorted(states)  # each once, in order
+    assert pb.taken + pb.dropped + len(pb) == pb.received
+    late = times[times > 2.0]
+    assert np.diff(late).max() <= 0.1  # after the first batches: no standstill between batches
+    per_second = np.histogram(late, bins=np.arange(2.0, 7.0))[0][:-1]
+    assert per_second.min() >= 20  # about the 30 a second the batches bring
 
 
 def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project):
