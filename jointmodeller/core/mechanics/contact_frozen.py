@@ -22,53 +22,15 @@ import numpy as np
 from jointmodeller.core.geometry.collision import relative_pose_B
 from jointmodeller.core.geometry.collision_grid import _kernel
 from jointmodeller.core.geometry.collision_proximity import _closest_kernel
+from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 
 def closest_on_faces(q: np.ndarray, verts: np.ndarray, faces: np.ndarray, face: np.ndarray) -> np.ndarray:
     """Barycentric coordinates (m, 3) of the closest points of q (m, 3) on the triangles ``face`` (m,)
-    of the mesh (verts, faces): Ericson, Real-Time Collision Detection §5.1.5, region tests in the
-    same order as the proximity kernel."""
+    of the mesh (verts, faces)."""
     tri = verts[faces[face]]
-    a = tri[:, 0]
-    ab = tri[:, 1] - a
-    ac = tri[:, 2] - a
-    ap = q - a
-    bp = ap - ab
-    cp = ap - ac
-    dot = lambda x, y: np.einsum("ij,ij->i", x, y)  # noqa: E731
-    d1, d2 = dot(ab, ap), dot(ac, ap)
-    d3, d4 = dot(ab, bp), dot(ac, bp)
-    d5, d6 = dot(ab, cp), dot(ac, cp)
-    va = d3 * d6 - d5 * d4
-    vb = d5 * d2 - d1 * d6
-    vc = d1 * d4 - d3 * d2
-    m = len(q)
-    u = np.zeros(m)
-    v = np.zeros(m)
-    w = np.zeros(m)
-    done = np.zeros(m, bool)
-
-    def take(mask, uu, vv, ww):
-        sel = mask & ~done
-        u[sel], v[sel], w[sel] = uu[sel], vv[sel], ww[sel]
-        done[sel] = True
-
-    one, zero = np.ones(m), np.zeros(m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        take((d1 <= 0) & (d2 <= 0), one, zero, zero)
-        take((d3 >= 0) & (d4 <= d3), zero, one, zero)
-        t = d1 / (d1 - d3)
-        take((vc <= 0) & (d1 >= 0) & (d3 <= 0) & (d1 - d3 > 0), 1 - t, t, zero)
-        take((d6 >= 0) & (d5 <= d6), zero, zero, one)
-        t = d2 / (d2 - d6)
-        take((vb <= 0) & (d2 >= 0) & (d6 <= 0) & (d2 - d6 > 0), 1 - t, zero, t)
-        t = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        take((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0) & ((d4 - d3) + (d5 - d6) > 0), zero, 1 - t, t)
-        den = va + vb + vc
-        vv, ww = vb / den, vc / den
-        take(np.ones(m, bool), 1 - vv - ww, vv, ww)
-    return np.stack([u, v, w], axis=1)
+    return closest_point_on_triangles(q, tri[:, 0], tri[:, 1], tri[:, 2])[1]
 
 
 @dataclass
