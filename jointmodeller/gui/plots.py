@@ -159,7 +159,10 @@ class PlotPanel(QWidget):
             pass
         finally:
             _stop_yielding()
-        self._rendered.emit(result)
+        try:
+            self._rendered.emit(result)
+        except RuntimeError:  # the panel was closed meanwhile
+            pass
 
     def _show_image(self, result: dict) -> None:
         self._drawing = False
