@@ -101,8 +101,10 @@ class PlotPanel(QWidget):
     def preload() -> None:
         """Import matplotlib in a background thread (the first plot would otherwise wait ~0.5 s)."""
         def load() -> None:
-            import matplotlib.backends.backend_agg  # noqa: F401
-            import matplotlib.figure  # noqa: F401
+            import importlib
+
+            for name in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
+                importlib.import_module(name)
 
         threading.Thread(target=load, name="matplotlib-import", daemon=True).start()
 

@@ -30,7 +30,6 @@ PAINT_TIMEOUT_S = 0.5
 """A live frame the window has not shown after this long (e.g. hidden) no longer holds the next."""
 LIVE_MAX_LAG_S = 5.0
 """Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
-"""Period of the live draw timer while states wait (it stops when none do)."""
 
 
 def no_vsync_wait() -> None:
