@@ -126,6 +126,9 @@ def test_progress_and_cancel():
     assert traj.status == "stopped"
     assert 0.3 < seen[-1] < 1.0 and all(np.diff(seen) >= 0)
     assert traj.times[-1] < 1.0 and len(traj.times) > 5
+    # the state reached is kept: the last sample is where the integrator stopped, past the report grid
+    assert traj.times[-1] == pytest.approx(seen[-1] * 1.0, rel=1e-12)
+    assert np.all(np.diff(traj.times) > 0)
 
 
 @pytest.mark.parametrize("method", ["Radau", "LSODA", "RK45"])

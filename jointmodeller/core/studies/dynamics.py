@@ -176,6 +176,9 @@ def simulate(
             break
         if _is_cancelled(cancel) and solver.status == "running":
             status, message = "stopped", f"stopped by the user at t = {solver.t:.6g} s"
+            if solver.t > times[-1]:  # keep the state reached, not only the last report sample
+                times.append(float(solver.t))
+                samples.append(_normalized(solver.y))
             break
 
     if status == "failed":
