@@ -325,7 +325,7 @@ __all__ = ["LIVE_SAMPLE_HZ", "STREAM_HZ", "StepStreamer", "hermite", "live_dynam
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0
-CHILD_NICE = 10
+CHILD_NICE = 5
 """The study process's niceness increment: it computes whenever the GUI does not need the CPU."""
 
 

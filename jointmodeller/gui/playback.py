@@ -3,7 +3,7 @@ step, and a step of the demo can take from a tenth of a second to seconds) and a
 pace, each at most once.
 
 The queue is played at a speed that spreads what waits over the time until the next batch is
-expected (SPREAD × the mean interval between batches), at most ``rate_hz`` states a second, so the view keeps
+expected (SPREAD × the recent interval between batches), at most ``rate_hz`` states a second, so the view keeps
 moving between bursts instead of racing through a batch and standing still until the next. A draw
 takes the newest state the pace has reached and drops the ones it passed, so a slow draw skips states
 instead of falling behind, and no state is returned twice. When more than ``max_lag_s`` of states at
@@ -17,8 +17,8 @@ import time
 from typing import Callable
 
 
-SPREAD = 1.5
-"""What waits is spread over this many mean batch intervals from the last batch: a batch up to 50 %
+SPREAD = 2.0
+"""What waits is spread over this many recent batch intervals from the last batch: a batch up to 100 %
 late still finds states to show."""
 
 
@@ -50,7 +50,8 @@ class Playback:
         now = self.clock() if now is None else now
         if self._last_push is not None:
             gap = now - self._last_push
-            self._push_gap = gap if self._push_gap is None else 0.7 * self._push_gap + 0.3 * gap
+            # up at once with a longer interval, down slowly: steps of a stiffening run grow
+            self._push_gap = gap if self._push_gap is None else max(gap, 0.7 * self._push_gap + 0.3 * gap)
         self._last_push = now
         if not self._queue:
             self._paced_at = now

@@ -90,7 +90,7 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
     gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
     system, the live window, stopping, storing and plotting the run)."""
-    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
     from jointmodeller.gui.main_window import MainWindow
@@ -113,9 +113,15 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
 
     def spin(until) -> None:
-        while not until():
-            app.processEvents()
-            time.sleep(0.001)
+        """Run the event loop (as the application does, blocking between events) until ``until()``."""
+        loop = QEventLoop()
+        check = QTimer()
+        check.setInterval(5)
+        check.timeout.connect(lambda: loop.quit() if until() else None)
+        check.start()
+        if not until():
+            loop.exec()
+        check.stop()
 
     timer.start()
     t_idle = time.perf_counter()
