@@ -30,7 +30,6 @@ EXTRAS_DUTY = 0.10
 paths at accepted states, contact patches)."""
 CONTACT_SAMPLE_HZ = 2.0
 """Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
-LIVE_SAMPLE_HZ = STREAM_HZ  # the former name
 
 
 def hermite(t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray, f1: np.ndarray,
@@ -57,19 +56,6 @@ def mesh_poses(system, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     R_GL = quat_to_matrix(q) @ system.bodies.R_BL[None]
     origin = p - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
     return R_GL, origin
-
-
-def live_sample(system, names: list[str], t: float, y: np.ndarray, tissue_names: list[str] | None = None,
-                contacts: list | None = None) -> dict:
-    """One state as a live sample: poses of every mesh (mesh_R_GL (n, 3, 3), mesh_origin_G (n, 3)),
-    tissue forces (m,) and paths (wrapped ones as last solved by the path provider: no extra solve),
-    and contact points with pressures when ``contacts`` are given."""
-    R_GL, origin = mesh_poses(system, np.asarray(y, float)[None])
-    sample = {"time": float(t), "mesh_R_GL": R_GL[0], "mesh_origin_G": origin[0], "labels": {"mesh_R_GL": names}}
-    sample.update(_extras(system, float(t), np.asarray(y, float), contacts))
-    if tissue_names is not None and "tissue_force_N" in sample:
-        sample["labels"]["tissue_force_N"] = list(tissue_names)
-    return sample
 
 
 def _tissue_ends(system, kin) -> tuple[np.ndarray, np.ndarray]:
@@ -151,15 +137,14 @@ class StepStreamer:
         """One derivative evaluation of the integrator (copied: solvers reuse their arrays)."""
         entry = (float(t), np.array(y, float), np.array(dydt, float))
         self._recent.append(entry)
-        if self._prev is None:  # the integrator's first evaluation is the initial state
+        if self._slot_wall is None:  # the integrator's first evaluation is the initial state
             self._prev = entry
-            now = self.clock()
-            self._slot_wall = self._step_wall = now
+            self._slot_wall = self._step_wall = self.clock()
 
     def _accepted(self, t: float) -> tuple | None:
         """The newest evaluation at time t: the accepted state (explicit Runge–Kutta evaluates its
         end state last in every step)."""
-        tol = 1e-12 * max(1.0, abs(t)) + 1e-9 * abs(t - self._prev[0])
+        tol = 1e-12 * max(1.0, abs(t)) + (1e-9 * abs(t - self._prev[0]) if self._prev is not None else 0.0)
         for entry in reversed(self._recent):
             if abs(entry[0] - t) <= tol:
                 return entry
@@ -167,12 +152,16 @@ class StepStreamer:
 
     def stepped(self, t: float) -> None:
         """The integrator accepted a step ending at time t."""
-        if self._prev is None or not t > self._prev[0]:
+        if self._slot_wall is None or (self._prev is not None and not t > self._prev[0]):
             return
         now = self.clock()
         end = self._accepted(t)
         self.steps += 1
-        if end is None:  # no evaluation at the step's end (e.g. LSODA): nothing to show for it
+        if end is None:  # no evaluation at the step's end (e.g. LSODA): no state to start the next from
+            self._prev = None
+            return
+        if self._prev is None:  # the first accepted state after one that could not be found
+            self._prev = end
             return
         t = end[0]
         slots = int(np.floor((now - self._slot_wall) * self.rate_hz))
@@ -320,8 +309,7 @@ def study_function(study: str, project: Project, **options) -> Callable:
     raise KeyError(f"no study named {study!r}")
 
 
-__all__ = ["LIVE_SAMPLE_HZ", "STREAM_HZ", "StepStreamer", "hermite", "live_dynamics", "live_sample", "mesh_poses",
-           "split_batch", "study_function"]
+__all__ = ["STREAM_HZ", "StepStreamer", "hermite", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0

@@ -23,7 +23,7 @@ from jointmodeller.render.scene import JointScene, SceneFrame
 
 LIVE_FPS = 60.0
 """Upper bound of redraws per second during a live run (states in between are dropped)."""
-MAX_DRAW_DUTY = 0.8
+MAX_DRAW_DUTY = 0.9
 """At most this share of the wall time goes to live frames (asking for one until the window shows it):
 slow software OpenGL draws less often instead of starving the event loop."""
 PAINT_TIMEOUT_S = 0.5

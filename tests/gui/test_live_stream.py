@@ -212,3 +212,28 @@ def test_plots_are_drawn_off_the_gui_thread_and_cursor_redraws_coalesce(qtbot):
     qtbot.waitUntil(lambda: not panel.drawing, timeout=20000)
     assert panel.draws_started <= started + 2
     assert panel._cursors[0].get_xdata()[0] == pytest.approx(0.8)  # the newest time is the one shown
+
+
+def test_streamer_skips_a_step_whose_end_state_it_did_not_see(small_project):
+    """A step whose end was never evaluated (an implicit or Fortran solver can do that) is not
+    interpolated across: the next found state only anchors the stream, the step after is sent."""
+    built = _built(small_project)
+    system = built.system
+    clock = FakeClock()
+    batches = []
+    streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
+                            rate_hz=48.0, clock=clock)
+    y0 = built.state.get_y()
+    f0 = system.derivative(0.0, y0)
+    streamer.evaluated(0.0, y0, f0)
+    ys = {t: y0 + t * f0 for t in (1e-4, 2e-4, 3e-4)}
+    clock.now += 0.125
+    streamer.stepped(1e-4)  # never evaluated at 1e-4
+    assert batches == []
+    for t in (2e-4, 3e-4):
+        streamer.evaluated(t, ys[t], system.derivative(t, ys[t]))
+        clock.now += 0.125
+        streamer.stepped(t)
+    assert len(batches) == 1
+    times = batches[0]["time"]
+    assert times[0] > 2e-4 and times[-1] == 3e-4  # only the step from 2e-4 to 3e-4
