@@ -83,6 +83,7 @@ class PlotPanel(QWidget):
         self._draw_wanted = False
         self._cursor_t: float | None = None
         self._build_wanted: tuple | None = None
+        self._pixmap: QPixmap | None = None
         self.draws_started = 0
         self.draws_shown = 0
         self._rendered.connect(self._show_image)
@@ -110,7 +111,7 @@ class PlotPanel(QWidget):
 
     # ------------------------------------------------------------------ drawing off the GUI thread
     def _size_inches(self, n_axes: int, dpi: float) -> tuple[float, float]:
-        w, h = max(self.width(), 300), max(self.height(), 110 * max(n_axes, 1))
+        w, h = max(self.width(), 300), max(self.height(), 80 * max(n_axes, 1))
         return w / dpi, h / dpi
 
     def request_draw(self) -> None:
@@ -174,8 +175,8 @@ class PlotPanel(QWidget):
         image = result["image"]
         if current and image is not None and self.canvas is not None:
             h, w = image.shape[:2]
-            qimg = QImage(image.data, w, h, 4 * w, QImage.Format_RGBA8888).copy()
-            self.canvas.setPixmap(QPixmap.fromImage(qimg))
+            self._pixmap = QPixmap.fromImage(QImage(image.data, w, h, 4 * w, QImage.Format_RGBA8888).copy())
+            self._fit_pixmap()
             self.draws_shown += 1
         if self._build_wanted is not None:
             self._start_build(*self._build_wanted)
@@ -188,8 +189,19 @@ class PlotPanel(QWidget):
         if self._draw_wanted:
             self.request_draw()
 
+    def _fit_pixmap(self) -> None:
+        """Show the last image scaled into the panel (until the redraw at the new size arrives)."""
+        if self._pixmap is None or self.canvas is None:
+            return
+        size = self.canvas.size()
+        pix = self._pixmap
+        if pix.width() > size.width() or pix.height() > size.height():
+            pix = pix.scaled(size, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+        self.canvas.setPixmap(pix)
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._fit_pixmap()
         if self.figure is not None and self.isVisible():
             self.request_draw()
 
@@ -221,6 +233,7 @@ class PlotPanel(QWidget):
         self.plotted = [key if isinstance(key, str) else "laxity" for _, key, _, _ in panels]
         if run is None:
             self.figure = None
+            self._pixmap = None
             self.canvas.clear()
         elif defer:  # started in the next turn, with the cursor time set meanwhile
             self.figure = None
