@@ -75,7 +75,7 @@ def run() -> list[Figure]:
                   f"(at {live['first_frame_s']:.1f} s): {live['distinct_states']} distinct states from "
                   f"{live['steps_spanned']} accepted integrator steps spanning {live['sim_span_s']:.3g} s of "
                   f"simulated time ({live['states_received']} states streamed in {live['batches']} batches, "
-                  f"60 per wall second of the study, from each accepted step's cubic Hermite dense output on its "
+                  f"90 per wall second of the study, from each accepted step's cubic Hermite dense output on its "
                   f"end states and derivatives, the last being the accepted state; the rest skipped); mean frame "
                   f"(asked to shown) {live['draw_ms_mean']:.1f} ms; pose-only unthrottled "
                   f"{live['fps_pose_only_unthrottled']:.1f} fps")

@@ -21,9 +21,9 @@ from jointmodeller.core.mechanics.rotations import quat_to_matrix
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
-STREAM_HZ = 60.0
+STREAM_HZ = 90.0
 """Simulated states per second of wall time in the live stream (the viewport draws what it can of them)."""
-MAX_STATES_PER_STEP = 240
+MAX_STATES_PER_STEP = 360
 """A step that took longer than MAX_STATES_PER_STEP / STREAM_HZ seconds is sampled this many times."""
 EXTRAS_DUTY = 0.10
 """At most this share of the study's wall time goes to display extras (tissue forces and wrapped

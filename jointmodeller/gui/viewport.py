@@ -28,6 +28,9 @@ MAX_DRAW_DUTY = 0.9
 slow software OpenGL draws less often instead of starving the event loop."""
 PAINT_TIMEOUT_S = 0.5
 """A live frame the window has not shown after this long (e.g. hidden) no longer holds the next."""
+LIVE_PLAY_HZ = 90.0
+"""Streamed states are played at most this fast (the study streams 90 a second; the viewport shows
+what it can of them, at most LIVE_FPS, skipping the rest)."""
 LIVE_MAX_LAG_S = 5.0
 """Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
 
@@ -105,7 +108,7 @@ class Viewport(QWidget):
         self._picker = vtkCellPicker()
         self._picker.SetTolerance(0.0005)
         self._pending: SceneFrame | None = None
-        self.playback = Playback(rate_hz=LIVE_FPS, max_lag_s=LIVE_MAX_LAG_S)
+        self.playback = Playback(rate_hz=LIVE_PLAY_HZ, max_lag_s=LIVE_MAX_LAG_S)
         """Streamed live states waiting to be drawn (each at most once)."""
         self._to_frame: Callable[[object], SceneFrame | None] = lambda s: s
         self.frames_drawn = 0
