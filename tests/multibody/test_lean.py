@@ -14,7 +14,7 @@ from jointmodeller.core.multibody.coupled import coupled_udot_p, pack_couplers
 from jointmodeller.core.multibody.examples import (
     knee_custom, knee_planar_coupled, knee_planar_state, random_chain, random_inertia, random_rotation,
 )
-from jointmodeller.core.multibody.functions import Linear, Polynomial, Spline
+from jointmodeller.core.multibody.functions import Constant, Linear, Polynomial, Spline
 from jointmodeller.core.multibody.lean import (
     coupled_udot_lean, forward_dynamics_lean, state_derivative_lean,
 )
@@ -54,7 +54,8 @@ def _tree(rng, n):
             fns = {"theta1": Linear(rng.normal(size=nc)), "theta2": Polynomial([0.1, 0.3, -0.2], arg=nc - 1),
                    "theta3": Spline([-3, -1, 0, 2, 4], rng.normal(size=5) * 0.3),
                    "p1": Spline([-3, -1, 0, 1, 3], rng.normal(size=5) * 0.02, arg=nc - 1),
-                   "p2": Polynomial([0.0, 0.05, 0.02]), "p3": Linear(rng.normal(size=nc) * 0.01, 0.02)}
+                   "p2": Polynomial([0.0, 0.05, 0.02]),
+                   "p3": Constant(0.01) if nc == 1 else Linear(rng.normal(size=nc) * 0.01, 0.02)}
         parent = -1 if i == 0 else int(rng.integers(-1, i))
         bodies.append(BodySpec(
             f"b{i}", 0.5 + rng.random(), rng.normal(size=3) * 0.1, random_inertia(rng),
