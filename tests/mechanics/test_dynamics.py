@@ -149,3 +149,28 @@ def test_compiled_and_numpy_paths_give_the_same_derivative():
         a = compiled.derivative(0.0, y)
         b = plain.derivative(0.0, y)
         assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
+
+
+def test_overflowing_trial_stages_never_reach_the_force_elements():
+    """Once a trial stage overflows (here: the derivative blows up beyond 10 m/s, as a too-long
+    explicit step on stiff cartilage does), the force elements — mesh queries raise on NaN, as
+    cKDTree does — never see the non-finite state: the step is rejected, and a run that cannot go
+    on ends "failed" with a message instead of an exception."""
+    system, state = mass_on_spring(mass=2.0, coeffs=(800.0,), x0=1.0)  # peak speed 20 m/s
+    seen_bad = []
+    derivative = system.derivative
+
+    def strict(t, y):
+        if not np.all(np.isfinite(y)):
+            seen_bad.append(t)
+            raise ValueError("'x' must be finite")  # what cKDTree.query says
+        dy = derivative(t, y)
+        with np.errstate(over="ignore"):
+            return dy * 1e308 if np.abs(y[7 * 2:]).max() > 10.0 else dy
+
+    system.derivative = strict
+    traj = simulate(system, state, 1.0, 0.01, digits=6)
+    assert traj.status == "failed" and traj.message
+    assert not seen_bad
+    assert 0.0 < traj.times[-1] < 0.2  # got as far as the speed limit (a quarter period is 0.16 s)
+

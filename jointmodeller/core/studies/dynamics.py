@@ -127,6 +127,10 @@ def simulate(
 
     def fun(t, y):
         n_rhs[0] += 1
+        if not np.all(np.isfinite(y)):
+            # an explicit trial stage of a too-long step overflowed: answer NaN so the solver rejects
+            # the step and shortens it, instead of handing the force elements (mesh queries) NaNs
+            return np.full_like(y, np.nan)
         return system.derivative(t, y)
 
     kwargs = dict(rtol=alpha, atol=default_atol(system, alpha), max_step=max_step)
