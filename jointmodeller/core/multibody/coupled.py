@@ -5,6 +5,9 @@ Systems whose constraints are all ``CoordinateCoupler``s (the knee of seed 000 Â
 comparison measures the formulation, not Python overhead. The coupler table is packed as
 cb (m, 16) int64 rows [dep_q, dep_u, n_ind, function, ind_q (6), ind_u (6)], its functions as a
 separate flat function table (cft, cfa, cfo, cfd).
+
+``coupled_udot`` is the plainly written reference; System.forward_dynamics and simulate_compiled
+run ``lean.coupled_into`` (same formula on the lean kernels; equal to 1e-12 in tests).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Compiled entry points taking the packed tree (ibuf, fbuf): what the System calls per step."""
+"""Compiled entry points taking the packed tree (ibuf, fbuf).
+
+forward_dynamics_p / state_derivative_p are the reference ABA (aba.py over tree.py's views); the
+System and the integrators run the lean equivalents in lean.py (equal to 1e-12 in tests).
+"""
 
 from __future__ import annotations
 
