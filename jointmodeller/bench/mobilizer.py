@@ -5,10 +5,10 @@ knee, same run, both on the engine's lean kernels (core/multibody/lean.py: the s
 and articulated-body passes; the constrained model adds its coupler rows, M⁻¹Gᵀ from the reused
 articulated inertias, the multipliers and, in the run, projection after every step). Seed 000
 Table 2 (Simbody 1.5) reports 5.7x and 3.6x; OpenSim 4.6 measures about 2.2x and 2.1x on this
-machine. The reference (plainly written) kernels' figures are in the notes. manifold_error_m: the mobilizer knee's largest
-departure from its spline manifold in that run, beside the constrained version's. aba_us_20body:
-one forward-dynamics evaluation of a 20-body chain beside Pinocchio's ABA (or, without pin, the
-explicit mass-matrix solve). knee_swing_vs_opensim: 1 s gravity swing from 90° flexion at accuracy
+machine. The reference (plainly written) kernels' figures are in the notes. manifold_error_m:
+the mobilizer knee's largest departure from its spline manifold in that run, beside the
+constrained version's. aba_us_20body: one forward-dynamics evaluation of a 20-body chain beside
+Pinocchio's ABA (or, without pin, the explicit mass-matrix solve). knee_swing_vs_opensim: 1 s gravity swing from 90° flexion at accuracy
 1e-6, wall time divided by OpenSim's for the same model (opensim package installed).
 """
 

@@ -102,8 +102,9 @@ def _eval1(ftype, off, fdata, x, ux):
 @njit(inline="always")
 def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     """Custom mobilizer (seed 000 eqs. 18–35) into joint scratch: R js+0, p js+9, H js+12 (6x6
-    row-major; only the first m columns are written and read), hdu js+48. Same arithmetic as mobilizers.forward_kinematics_joint;
-    rotations whose angle function is absent are skipped (exact identity)."""
+    row-major; only the first m columns are written and read), hdu js+48. Same arithmetic as
+    mobilizers.forward_kinematics_joint; rotations whose angle function is absent are skipped
+    (exact identity)."""
     R, P, H, HD = js, js + 9, js + 12, js + 48
     G = js + 54  # grad (6)
     TH = js + 60  # th (3), th_uu (3), p (3), p_uu (3)
@@ -295,7 +296,8 @@ def _kin(ib, fb, q, u, W, nb, nf):
                 W[RPB + 3 * a + b] = (W[T1 + 3 * a] * fb[RBM + 3 * b] + W[T1 + 3 * a + 1] * fb[RBM + 3 * b + 1]
                                       + W[T1 + 3 * a + 2] * fb[RBM + 3 * b + 2])
         for a in range(3):
-            W[TMP + a] = W[P + a] + W[R + 3 * a] * W[PMB] + W[R + 3 * a + 1] * W[PMB + 1] + W[R + 3 * a + 2] * W[PMB + 2]
+            W[TMP + a] = (W[P + a] + W[R + 3 * a] * W[PMB] + W[R + 3 * a + 1] * W[PMB + 1]
+                          + W[R + 3 * a + 2] * W[PMB + 2])
         for a in range(3):
             W[PPB + a] = (fb[PPF + a] + fb[RPF + 3 * a] * W[TMP] + fb[RPF + 3 * a + 1] * W[TMP + 1]
                           + fb[RPF + 3 * a + 2] * W[TMP + 2])
@@ -321,7 +323,8 @@ def _kin(ib, fb, q, u, W, nb, nf):
             W[PD + k] = 0.0
         for j in range(n):
             for a in range(3):
-                W[S + 6 * a + j] = W[Q + 3 * a] * W[H + j] + W[Q + 3 * a + 1] * W[H + 6 + j] + W[Q + 3 * a + 2] * W[H + 12 + j]
+                W[S + 6 * a + j] = (W[Q + 3 * a] * W[H + j] + W[Q + 3 * a + 1] * W[H + 6 + j]
+                                    + W[Q + 3 * a + 2] * W[H + 12 + j])
                 W[S + 6 * (3 + a) + j] = (W[Q + 3 * a] * W[H + 18 + j] + W[Q + 3 * a + 1] * W[H + 24 + j]
                                           + W[Q + 3 * a + 2] * W[H + 30 + j])
             s0, s1, s2 = W[S + j], W[S + 6 + j], W[S + 12 + j]
