@@ -197,7 +197,10 @@ def search_pair(
     """One straight-line search at one pose: (d, i, j, point_i_B, e_i, speed_i); d = inf if none."""
     pa, ea, ia, speed = candidate_rays(moving, R_BA, p_BA, motion, use_numba)
     if method == "grid":
-        _, i, j = search_grid(pa, ea, speed, ia, target.grid, tol, d_min, use_numba=use_numba)
+        g = moving.grid  # its box holds every vertex: a ball around it, carried into the target frame
+        half = 0.5 * g.dims * g.cell
+        ball = (R_BA @ (g.origin + half) + p_BA, float(np.linalg.norm(half)))
+        _, i, j = search_grid(pa, ea, speed, ia, target.grid, tol, d_min, use_numba=use_numba, origin_ball=ball)
     elif method == "exhaustive":
         _, i, j = search_exhaustive(pa, ea, speed, ia, target.vertices_B, target.normals_B,
                                     np.arange(target.n_points), tol, d_min)

@@ -380,8 +380,13 @@ def search_grid(
     tol: float,
     d_min: float = 0.0,
     use_numba: bool | None = None,
+    origin_ball: tuple[np.ndarray, float] | None = None,
 ) -> tuple[float, int, int]:
     """Earliest (time, i, j) over rays (pa, ea, speeds sa) numbered ia against the grid's points.
+
+    origin_ball: (centre (3,), radius) of a ball holding every ray origin, in the grid's frame (e.g.
+    the moving surface's grid box carried along); it bounds how far a ray may travel at no cost per
+    ray. Default: measured from pa.
 
     pa, ea (n, 3) in the grid's frame, ea unit, sa (n,) > 0; time = l·e / speed. Returns
     (inf, -1, -1) when no pair qualifies. A strided subset of about SUBSAMPLE_RAYS rays is walked
@@ -401,7 +406,11 @@ def search_grid(
     # the farthest any ray can travel and still be within tol of a grid point, as a time
     hi = grid.origin + grid.dims * grid.cell
     centre = 0.5 * (grid.origin + hi)
-    reach = float(np.sqrt(((pa - centre) ** 2).sum(axis=1)).max() + 0.5 * np.linalg.norm(hi - grid.origin)) + 2 * tol
+    if origin_ball is None:
+        far = float(np.sqrt(((pa - centre) ** 2).sum(axis=1)).max())
+    else:
+        far = float(np.linalg.norm(np.asarray(origin_ball[0], float) - centre)) + float(origin_ball[1])
+    reach = far + 0.5 * float(np.linalg.norm(hi - grid.origin)) + 2 * tol
     reach_time = reach / float(sa.min())
     args = (grid.points, grid.normals, grid.index, grid.cell_start, grid.lower_bound, grid.sphere, grid.origin,
             grid.cell, grid.dims, float(tol), float(d_min))
