@@ -214,10 +214,10 @@ def run() -> list[Figure]:
     tr_p = simulate_compiled(planar, sp, 1.0, accuracy=acc, out_times=np.linspace(0, 1, 101))
     run_c = simulate_compiled(custom, sc, 1.0, accuracy=acc)
     run_p = simulate_compiled(planar, sp, 1.0, accuracy=acc)
-    t_sim_c = time_call(lambda: simulate_compiled(custom, sc, 1.0, accuracy=acc), repeat=15)
-    t_sim_p = time_call(lambda: simulate_compiled(planar, sp, 1.0, accuracy=acc), repeat=15)
-    t_sim_pin = time_call(lambda: simulate_compiled(pin_knee, spin, 1.0, accuracy=acc), repeat=15)
-    t_call = time_call(lambda: simulate_compiled(custom, sc, 1e-9, accuracy=acc), repeat=15)  # fixed cost
+    t_sim_c = time_call(lambda: simulate_compiled(custom, sc, 1.0, accuracy=acc), repeat=41)
+    t_sim_p = time_call(lambda: simulate_compiled(planar, sp, 1.0, accuracy=acc), repeat=41)
+    t_sim_pin = time_call(lambda: simulate_compiled(pin_knee, spin, 1.0, accuracy=acc), repeat=41)
+    t_call = time_call(lambda: simulate_compiled(custom, sc, 1e-9, accuracy=acc), repeat=41)  # fixed cost
     figs.append(Figure(
         "knee_sim_speedup", t_sim_p / t_sim_c, "x", 3.6, "Simbody 1.5, seed 000 Table 2", False,
         note=(f"1 s swing from 90 deg, same compiled RK5(4) at accuracy {acc:g} on the lean kernels, couplers "
