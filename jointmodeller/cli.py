@@ -137,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                          digits=args.digits, progress=bar)
         elif args.study == "dynamics":
             run = studies.run_dynamics(project, t_end=args.t_end, report_dt=args.report_dt,
-                                       digits=args.digits, progress=bar)
+                                       digits=args.digits, method=args.method, progress=bar)
         else:  # pragma: no cover - argparse restricts the choices
             raise JointModellerError(f"unknown study {args.study!r}")
         run_id = store.save_run(run)
@@ -339,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")
     s.add_argument("--backend", choices=("mjm", "mobilizer"), default="mjm",
                    help="dynamics: free 6-DOF bodies (mjm, default) or mobilizers + constraints")
+    s.add_argument("--method", choices=("DOP853", "RK45", "Radau", "BDF", "LSODA"), default="DOP853",
+                   help="dynamics (mjm backend): integrator; BDF or Radau for stiff cartilage contact "
+                        "(about 4x faster on the demo than the default DOP853)")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -60,3 +60,18 @@ def test_demo_then_info_prints_the_five_sections(tmp_path):
         assert section in info.stdout
     project = load_project(path)
     assert len(project.attachments) >= 4 and any(f.magnitude_N == 100.0 for f in project.forces)
+
+
+def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsys):
+    from jointmodeller.persistence import ProjectStore
+
+    path = tmp_path / "p.jmdb"
+    save_project(path, small_project())
+    assert main(["run", str(path), "--study", "dynamics", "--t-end", "0.05", "--report-dt", "0.01",
+                 "--digits", "4", "--method", "BDF"]) == 0
+    with ProjectStore(path) as store:
+        run = store.load_run(store.list_runs()[-1].id)
+    assert run.study == "dynamics" and run.parameters["method"] == "BDF"
+    assert run.status == "completed", run.message
+    with pytest.raises(SystemExit):
+        main(["run", str(path), "--study", "dynamics", "--method", "Euler"])
