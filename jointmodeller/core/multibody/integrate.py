@@ -233,12 +233,13 @@ def simulate_compiled(system, state: State, t_final: float, accuracy: float = 1e
         raise ValueError("simulate_compiled handles trees with couplers only and no force elements")
     cb, (cft, cfa, cfo, cfd) = _NO_COUPLERS if packed is None else packed
     ctol = accuracy if constraint_tol is None else constraint_tol
-    outs = np.array([t_final]) if out_times is None else np.asarray(out_times, float)
+    outs = np.array([t_final], float) if out_times is None else np.asarray(out_times, float)
     tau = system._tau0 if tau is None else np.asarray(tau, float)
     q0 = system.normalize(state.q) if system.codes_have_quaternions else state.q
-    y0 = np.concatenate([q0, state.u]).astype(float)
+    y0 = np.concatenate((q0, state.u))  # State holds float arrays
+    nq = system.nq
     Y, ns, nr, nf, cmax = _dopri_compiled(
-        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.nq, system.nu,
+        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), nq, system.nu,
         tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),
     )
-    return Trajectory(outs, Y[:, : system.nq], Y[:, system.nq :], int(ns), int(nr), int(nf), float(cmax))
+    return Trajectory(outs, Y[:, :nq], Y[:, nq:], ns, nr, nf, cmax)
