@@ -1,0 +1,57 @@
+"""Contact evaluations near a reference pose skip bed vertices that were too far above the surface to
+have reached it: the contact set and forces must equal those of testing every candidate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointmodeller.core.geometry.collision import RelativeMotion
+from jointmodeller.core.mechanics.forces import BodyKinematics
+
+
+@pytest.fixture(scope="module")
+def demo_pair():
+    from jointmodeller.app import build, demo
+    from jointmodeller.core.mechanics.contact import ContactPair
+
+    built = build.build_mechanical_system(demo.build_demo_project())
+    pair = next(e for e in built.system.extra_elements if isinstance(e, ContactPair))
+    kin = built.state.get_kinematics()
+    p = kin.p_G.copy()
+    p[pair.b] = p[pair.b] + 3e-4 * np.array([0.3, 0.5, 1.0]) / np.linalg.norm([0.3, 0.5, 1.0])  # into contact
+    return pair, BodyKinematics(p, kin.R_GB.copy(), np.zeros_like(p), np.zeros_like(p))
+
+
+def _moved(kin: BodyKinematics, body: int, dx: np.ndarray, dtheta: np.ndarray) -> BodyKinematics:
+    p, R = kin.p_G.copy(), kin.R_GB.copy()
+    Rot, _ = RelativeMotion(np.zeros(3), dtheta).flow(1.0)
+    p[body] = p[body] + dx
+    R[body] = Rot @ R[body]
+    return BodyKinematics(p, R, kin.v_G, kin.w_G)
+
+
+@pytest.mark.parametrize("scale", [1e-7, 1e-5, 1e-4])
+def test_skipping_far_vertices_changes_nothing(demo_pair, scale):
+    pair, kin0 = demo_pair
+    rng = np.random.default_rng(7)
+    pair._reference.clear()
+    pair.evaluate(0.0, kin0)  # the reference
+    for _ in range(6):
+        kin = _moved(kin0, pair.b, rng.normal(0, scale, 3), rng.normal(0, scale / 0.02, 3))
+        fast = pair.evaluate(0.0, kin)
+        assert pair._reference, "the reference is kept while the bodies stay close"
+        saved = dict(pair._reference)
+        pair._reference.clear()  # every candidate tested
+        full = pair.evaluate(0.0, kin)
+        pair._reference.update(saved)
+        assert full.n_points > 50
+        np.testing.assert_array_equal(fast.bed_vertex, full.bed_vertex)
+        np.testing.assert_array_equal(fast.force_G, full.force_G)
+        np.testing.assert_array_equal(fast.depth, full.depth)
+    # the frozen set with a band (Newton's anticipating set) is the same too
+    kin = _moved(kin0, pair.b, np.full(3, scale), np.zeros(3))
+    band = pair.penetration_limit
+    fast = pair.frozen(kin, band).key()
+    pair._reference.clear()
+    assert pair.frozen(kin, band).key() == fast
