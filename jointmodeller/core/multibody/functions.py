@@ -119,27 +119,17 @@ class Multiplier(Function):
         return self.function.encode(scale * self.scale)
 
 
-@njit
-def eval_function(ftype, arg, off, fdata, q, u, m, grad):
-    """Evaluate an encoded function of coordinates q (m,).
-
-    Writes ∂f/∂q into grad[:m] and returns (f, Σ ∂²f/∂qi∂qj ui uj) — the Hessian quadratic form
-    along the speeds u that the hinge-matrix derivative needs (seed 000 eqs. 30, 35).
-    """
-    for k in range(m):
-        grad[k] = 0.0
+@njit(inline="always")
+def eval_function_1d(ftype, off, fdata, x, ux):
+    """(f, ∂f/∂x, ∂²f/∂x² ux²) of an encoded function of the single coordinate x with speed ux (the
+    arithmetic of every function of one argument; :func:`eval_function` uses it for polynomials and
+    splines, the lean kernels for one-coordinate custom mobilizers and one-argument couplers)."""
     if ftype == 0:
-        return fdata[off], 0.0
+        return fdata[off], 0.0, 0.0
     if ftype == 1:
-        v = fdata[off]
-        for k in range(m):
-            c = fdata[off + 1 + k]
-            v += c * q[k]
-            grad[k] = c
-        return v, 0.0
-    x = q[arg]
+        c = fdata[off + 1]
+        return fdata[off] + c * x, c, 0.0
     if ftype == 2:
-        # polynomial: length stored implicitly by the caller's table (flen) -> read until sentinel
         n = int(fdata[off])
         v = 0.0
         d1 = 0.0
@@ -149,9 +139,7 @@ def eval_function(ftype, arg, off, fdata, q, u, m, grad):
             d2 = d2 * x + 2.0 * d1
             d1 = d1 * x + v
             v = v * x + c
-        grad[arg] = d1
-        return v, d2 * u[arg] * u[arg]
-    # spline
+        return v, d1, d2 * ux * ux
     nseg = int(fdata[off])
     xs = off + 1
     cs = xs + nseg + 1
@@ -176,8 +164,30 @@ def eval_function(ftype, arg, off, fdata, q, u, m, grad):
     v = a + dx * (b + dx * (c + dx * d))
     d1 = b + dx * (2.0 * c + 3.0 * d * dx)
     d2 = 2.0 * c + 6.0 * d * dx
+    return v, d1, d2 * ux * ux
+
+
+@njit
+def eval_function(ftype, arg, off, fdata, q, u, m, grad):
+    """Evaluate an encoded function of coordinates q (m,).
+
+    Writes ∂f/∂q into grad[:m] and returns (f, Σ ∂²f/∂qi∂qj ui uj) — the Hessian quadratic form
+    along the speeds u that the hinge-matrix derivative needs (seed 000 eqs. 30, 35).
+    """
+    for k in range(m):
+        grad[k] = 0.0
+    if ftype == 0:
+        return fdata[off], 0.0
+    if ftype == 1:
+        v = fdata[off]
+        for k in range(m):
+            c = fdata[off + 1 + k]
+            v += c * q[k]
+            grad[k] = c
+        return v, 0.0
+    v, d1, uhu = eval_function_1d(ftype, off, fdata, q[arg], u[arg])  # polynomial or spline of q[arg]
     grad[arg] = d1
-    return v, d2 * u[arg] * u[arg]
+    return v, uhu
 
 
 def encode_for_table(fn: Function, scale: float = 1.0) -> tuple[int, int, np.ndarray]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .functions import eval_function
+from .functions import eval_function, eval_function_1d
 from .mobilizers import (
     BALL, BALL_QUAT, CUSTOM, CYLINDER, ELLIPSOID, FREE, PIN, PLANAR, SCREW, SLIDER, WELD, joint_kinematics,
     joint_qdot,
@@ -52,54 +52,6 @@ def _rot_into(x, y, z, angle, W, o):
 
 
 @njit(inline="always")
-def _eval1(ftype, off, fdata, x, ux):
-    """(f, ∂f/∂x, ∂²f/∂x² ux²) of an encoded function of the single coordinate x with speed ux:
-    ``functions.eval_function``'s arithmetic without its argument arrays (one-coordinate custom
-    mobilizers and one-argument couplers)."""
-    if ftype == 0:
-        return fdata[off], 0.0, 0.0
-    if ftype == 1:
-        c = fdata[off + 1]
-        return fdata[off] + c * x, c, 0.0
-    if ftype == 2:
-        n = int(fdata[off])
-        v = 0.0
-        d1 = 0.0
-        d2 = 0.0
-        for k in range(n - 1, -1, -1):
-            c = fdata[off + 1 + k]
-            d2 = d2 * x + 2.0 * d1
-            d1 = d1 * x + v
-            v = v * x + c
-        return v, d1, d2 * ux * ux
-    nseg = int(fdata[off])
-    xs = off + 1
-    cs = xs + nseg + 1
-    lo = 0
-    hi = nseg - 1
-    if x >= fdata[xs + nseg - 1]:
-        lo = nseg - 1
-    elif x > fdata[xs]:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fdata[xs + mid] <= x:
-                lo = mid
-            else:
-                hi = mid
-        if fdata[xs + hi] <= x:
-            lo = hi
-    dx = x - fdata[xs + lo]
-    a = fdata[cs + 4 * lo]
-    b = fdata[cs + 4 * lo + 1]
-    c = fdata[cs + 4 * lo + 2]
-    d = fdata[cs + 4 * lo + 3]
-    v = a + dx * (b + dx * (c + dx * d))
-    d1 = b + dx * (2.0 * c + 3.0 * d * dx)
-    d2 = 2.0 * c + 6.0 * d * dx
-    return v, d1, d2 * ux * ux
-
-
-@njit(inline="always")
 def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     """Custom mobilizer (seed 000 eqs. 18–35) into joint scratch: R js+0, p js+9, H js+12 (6x6
     row-major; only the first m columns are written and read), hdu js+48. Same arithmetic as
@@ -128,7 +80,7 @@ def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
         if fi < 0:
             continue
         if m == 1 and ib[FT + nf + fi] == 0:  # one coordinate: scalar evaluation
-            val, grad[0], uhu = _eval1(ib[FT + fi], FD + ib[FT + 2 * nf + fi], fb, qi[0], ui[0])
+            val, grad[0], uhu = eval_function_1d(ib[FT + fi], FD + ib[FT + 2 * nf + fi], fb, qi[0], ui[0])
         else:
             val, uhu = eval_function(ib[FT + fi], ib[FT + nf + fi], FD + ib[FT + 2 * nf + fi], fb, qi, ui, m, grad)
         if k < 3:
@@ -700,7 +652,7 @@ def coupled_into(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f_ext, W, udot):
             ui[j] = u[cb[r, 10 + j]]
         fi = cb[r, 3]
         if n == 1 and cfa[fi] == 0:  # one independent coordinate: scalar evaluation
-            f, grad[0], uhu = _eval1(cft[fi], cfo[fi], cfd, qi[0], ui[0])
+            f, grad[0], uhu = eval_function_1d(cft[fi], cfo[fi], cfd, qi[0], ui[0])
         else:
             f, uhu = eval_function(cft[fi], cfa[fi], cfo[fi], cfd, qi, ui, n, grad)
         Gm[r, cb[r, 1]] += 1.0
