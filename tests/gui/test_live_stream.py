@@ -47,16 +47,14 @@ def _built(project):
     return build_mechanical_system(project, contact=False, wrapping=False)
 
 
-def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small_project):
-    """Each accepted step that took 0.125 s of (fake) wall time comes as 6 states at 48 per second,
-    evenly spread over the step in simulated time, the last being the accepted state; the others
-    agree with the integrator's own dense output of that step."""
+def _streaming(small_project, rate_hz: float):
+    """(system, streamer, fake clock, batches, RK45 solver whose evaluations feed the streamer)."""
     built = _built(small_project)
     system = built.system
     clock = FakeClock()
     batches = []
     streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
-                            rate_hz=48.0, clock=clock)
+                            rate_hz=rate_hz, clock=clock)
 
     def fun(t, y):
         dydt = system.derivative(t, y)
@@ -64,6 +62,14 @@ def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small
         return dydt
 
     solver = integrate.RK45(fun, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    return system, streamer, clock, batches, solver
+
+
+def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small_project):
+    """Each accepted step that took 0.125 s of (fake) wall time comes as 6 states at 48 per second,
+    evenly spread over the step in simulated time, the last being the accepted state; the others
+    agree with the integrator's own dense output of that step."""
+    system, streamer, clock, batches, solver = _streaming(small_project, 48.0)
     steps = []
     for _ in range(8):
         t_prev = solver.t
@@ -98,19 +104,7 @@ def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small
 
 
 def test_streamer_sends_only_accepted_states_when_steps_are_quicker_than_the_stream(small_project):
-    built = _built(small_project)
-    system = built.system
-    clock = FakeClock()
-    batches = []
-    streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
-                            rate_hz=64.0, clock=clock)
-
-    def fun(t, y):
-        dydt = system.derivative(t, y)
-        streamer.evaluated(t, y, dydt)
-        return dydt
-
-    solver = integrate.RK45(fun, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    system, streamer, clock, batches, solver = _streaming(small_project, 64.0)
     accepted = []
     for _ in range(40):
         clock.now += 1.0 / 256  # 256 steps a second: one slot per four steps
