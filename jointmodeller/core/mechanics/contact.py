@@ -24,6 +24,7 @@ the pair conserves momentum and angular momentum. The per-evaluation :class:`Con
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -88,6 +89,15 @@ class ContactSurface:
         prox = SurfaceProximity.build(surface.vertices_B, surface.faces, grid=surface.grid,
                                       vertex_normals=surface.normals_B)
         return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces), is_closed(surface.faces))
+
+    @cached_property
+    def radius_B(self) -> float:
+        """Largest distance of a vertex from the body origin [m]."""
+        return float(np.sqrt((self.vertices_B ** 2).sum(axis=1).max()))
+
+    def max_displacement(self, R1: np.ndarray, p1: np.ndarray, R0: np.ndarray, p0: np.ndarray) -> float:
+        """Upper bound on how far any vertex moves between the poses x -> R0 x + p0 and R1 x + p1 [m]."""
+        return float(np.linalg.norm(R1 - R0) * self.radius_B + np.linalg.norm(p1 - p0))
 
     @property
     def needs_facing(self) -> bool:
@@ -279,8 +289,7 @@ class ContactPair:
         cached = self._cache.get(key)
         if cached is not None:
             R0, p0, cand = cached
-            r_max = float(np.sqrt((bed.vertices_B ** 2).sum(axis=1).max()))
-            moved = np.linalg.norm(R_ob - R0) * r_max + np.linalg.norm(p_ob - p0)
+            moved = bed.max_displacement(R_ob, p_ob, R0, p0)
             if moved <= slack:
                 return cand
         cand = surf.proximity.candidates(P_o, self.search_distance, beneath_only=True, slack=slack)
@@ -300,8 +309,7 @@ class ContactPair:
         ref = self._reference.get(key)
         if ref is not None and ref[2] is cand:
             R0, p0, _, depth0 = ref
-            r_max = float(np.sqrt((bed.vertices_B ** 2).sum(axis=1).max()))
-            moved = np.linalg.norm(R_ob - R0) * r_max + np.linalg.norm(p_ob - p0)
+            moved = bed.max_displacement(R_ob, p_ob, R0, p0)
             if moved <= CANDIDATE_SLACK_FRACTION * self.penetration_limit:
                 near = cand[depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12]
                 return surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing,
