@@ -55,3 +55,18 @@ def test_skipping_far_vertices_changes_nothing(demo_pair, scale):
     fast = pair.frozen(kin, band).key()
     pair._reference.clear()
     assert pair.frozen(kin, band).key() == fast
+
+
+def test_rim_faces_of_open_and_closed_meshes():
+    """The rim test behind the skip's exception: an open strip's faces are all on its rim, a closed
+    tetrahedron has none, and a fan's inner faces are not."""
+    from jointmodeller.core.mechanics.contact import boundary_faces
+
+    strip = np.array([[0, 1, 2], [1, 3, 2]])
+    assert boundary_faces(strip).tolist() == [True, True]
+    tetra = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
+    assert not boundary_faces(tetra).any()
+    # a closed octahedron with one face removed: only the three faces around the hole are on the rim
+    octa = np.array([[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]])
+    rim = boundary_faces(octa[1:])
+    assert np.flatnonzero(rim).tolist() == [0, 2, 3]  # the faces sharing an edge with the hole

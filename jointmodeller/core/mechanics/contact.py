@@ -50,14 +50,26 @@ BEDS = ("a", "b", "both")
 FACING_COS = 0.0
 
 
+def _edge_use_counts(faces: np.ndarray) -> np.ndarray:
+    """(3, m): how many faces share each face's edges (0–1, 1–2, 2–0)."""
+    f = np.asarray(faces, np.int64)
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    _, inverse, counts = np.unique(edges, axis=0, return_inverse=True, return_counts=True)
+    return counts[inverse.reshape(-1)].reshape(3, len(f))
+
+
 def is_closed(faces: np.ndarray) -> bool:
     """True when every edge of the triangle mesh is shared by exactly two faces (no boundary)."""
-    f = np.asarray(faces, np.int64)
-    if len(f) == 0:
+    if len(faces) == 0:
         return False
-    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
-    _, counts = np.unique(edges, axis=0, return_counts=True)
-    return bool(np.all(counts == 2))
+    return bool(np.all(_edge_use_counts(faces) == 2))
+
+
+def boundary_faces(faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: faces with an edge no other face shares (the rim of an open sheet)."""
+    if len(faces) == 0:
+        return np.zeros(0, dtype=bool)
+    return (_edge_use_counts(faces) == 1).any(axis=0)
 
 
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -89,6 +101,13 @@ class ContactSurface:
         prox = SurfaceProximity.build(surface.vertices_B, surface.faces, grid=surface.grid,
                                       vertex_normals=surface.normals_B)
         return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces), is_closed(surface.faces))
+
+    @cached_property
+    def rim_face(self) -> np.ndarray:
+        """(m,) bool: faces on the surface's boundary. A point whose closest point lies on the rim of
+        an open sheet can change the sign of its depth without coming closer (it passes round the
+        edge), so the reference-pose skip never skips such points."""
+        return boundary_faces(self.surface.faces)
 
     @cached_property
     def radius_B(self) -> float:
@@ -317,7 +336,8 @@ class ContactPair:
         cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=cand,
                                     facing_cos=self.facing_cos)
         depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
-        depth0[np.searchsorted(cand, cp.index)] = cp.depth
+        # the depth's sign is continuous (1-Lipschitz) except round the rim of an open sheet: test those again
+        depth0[np.searchsorted(cand, cp.index)] = np.where(surf.rim_face[cp.face], np.inf, cp.depth)
         self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0)
         return cp
 
