@@ -185,6 +185,34 @@ def _mass(name: str, mesh: MeshData, cartilage: MeshData, fixed: bool, colour: s
     )
 
 
+FOREARM_HAND_MASS_KG = 1.534315
+"""Mass of the moving segment: forearm and hand together (OpenSim arm26 ``r_ulna_radius_hand``, from
+Holzbaur, Murray & Delp 2005). The ulna mesh is only its proximal end, but the 100 N load acts 30 cm
+out on the whole forearm, so the dynamics use the whole segment (docs/demo.md, "Mass")."""
+
+FOREARM_HAND_COM_DISTAL_M = 0.181479
+"""Distance of the forearm-and-hand centre of mass from the elbow along the ulna's shaft (arm26)."""
+
+FOREARM_HAND_INERTIA_E = (0.020062, 0.019281, 0.001571)
+"""Principal inertia about the centre of mass [kg·m²] about the E axes (lateral, anterior, shaft):
+arm26's z (lateral), x (anterior) and y (long axis) values."""
+
+
+def _forearm_mass(name: str, mesh: MeshData, cartilage: MeshData, colour: str) -> Mass:
+    """The ulna row as the forearm-and-hand segment: its mesh and cartilage for geometry, its mass,
+    centre of mass (on the shaft line, FOREARM_HAND_COM_DISTAL_M distal) and inertia from arm26."""
+    shaft_E = mesh_demo.LOAD_POINT_E / np.linalg.norm(mesh_demo.LOAD_POINT_E)
+    com_G = mesh_demo.R_GE @ (shaft_E * FOREARM_HAND_COM_DISTAL_M / abs(shaft_E[2]))
+    inertia_G = mesh_demo.R_GE @ np.diag(FOREARM_HAND_INERTIA_E) @ mesh_demo.R_GE.T
+    com = tuple(float(c) for c in com_G)
+    return Mass(
+        name=name, mesh=mesh, cartilage=cartilage, density_kg_m3=None, mass_kg=FOREARM_HAND_MASS_KG,
+        com_L=com, inertia_L=tuple(tuple(float(c) for c in row) for row in inertia_G),
+        properties_from_mesh=False, position_G=com, euler_deg=(0.0, 0.0, 0.0), euler_sequence="xyz",
+        fixed=False, colour=colour,
+    )
+
+
 def load_point_G() -> tuple[float, float, float]:
     """Where the varus/valgus load acts: on the ulna's shaft line, LEVER_M distal to the flexion axis."""
     p = mesh_demo.R_GE @ mesh_demo.LOAD_POINT_E
@@ -254,7 +282,7 @@ def build_demo_project(high_res: bool = False, stiffness_scale: float = CALIBRAT
     """
     meshes = load_demo_meshes(high_res)
     humerus = _mass("humerus", meshes["humerus"], meshes["humerus_cartilage"], True, "#e8dcc4")
-    ulna = _mass("ulna", meshes["ulna"], meshes["ulna_cartilage"], False, "#d9e6f2")
+    ulna = _forearm_mass("ulna", meshes["ulna"], meshes["ulna_cartilage"], "#d9e6f2")
 
     springs, attachments = [], []
     for b in DEMO_TISSUES:

@@ -56,12 +56,29 @@ def test_meshes_are_watertight_and_within_budget(project):
             assert _tm(mesh).is_watertight
 
 
-def test_mass_properties_come_from_the_meshes(project):
-    for m in project.masses:
-        assert m.properties_from_mesh and m.density_kg_m3 == demo.BONE_DENSITY_KG_M3
-        vol = _tm(m.mesh).volume
-        assert m.mass_kg == pytest.approx(vol * demo.BONE_DENSITY_KG_M3, rel=1e-9)
-        assert np.allclose(m.position_G, m.com_L)  # L frame = G at the demo pose
+def test_humerus_mass_properties_come_from_its_mesh(project):
+    m = project.masses[0]
+    assert m.properties_from_mesh and m.density_kg_m3 == demo.BONE_DENSITY_KG_M3
+    vol = _tm(m.mesh).volume
+    assert m.mass_kg == pytest.approx(vol * demo.BONE_DENSITY_KG_M3, rel=1e-9)
+    assert np.allclose(m.position_G, m.com_L)  # L frame = G at the demo pose
+
+
+def test_ulna_row_is_the_forearm_and_hand_segment(project):
+    """arm26's r_ulna_radius_hand: its mass, its COM 18.15 cm down the shaft towards the load point,
+    its principal inertias with the smallest about the shaft."""
+    m = project.masses[1]
+    assert not m.properties_from_mesh and m.mass_kg == pytest.approx(1.534315)
+    com = np.asarray(m.com_L)
+    assert np.allclose(m.position_G, com)
+    load = np.asarray(demo.load_point_G())
+    shaft = load / np.linalg.norm(load)
+    assert np.linalg.norm(np.cross(com, shaft)) < 1e-12  # on the line from the elbow to the load
+    assert com @ shaft > 0 and abs(com @ (mesh_demo.R_GE @ [0, 0, -1.0])) == pytest.approx(0.181479)
+    w, v = np.linalg.eigh(np.asarray(m.inertia_L))
+    assert np.allclose(w, sorted(demo.FOREARM_HAND_INERTIA_E), rtol=1e-12)
+    assert abs(v[:, 0] @ (mesh_demo.R_GE @ [0, 0, 1.0])) == pytest.approx(1.0, abs=1e-12)
+    assert abs(v[:, 2] @ [1.0, 0, 0]) == pytest.approx(1.0, abs=1e-12)  # largest about the flexion axis
 
 
 def test_trochlea_sits_in_the_notch(project):
