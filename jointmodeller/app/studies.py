@@ -24,21 +24,20 @@ Progress = Callable[[float], None]
 DEFAULT_EQUILIBRIUM_WALL_S = 300.0  # an equilibrium that has not converged by then reports failure
 
 
-class WatchedSystem:
-    """A MechanicalSystem that tells ``on_evaluate(t, y, dydt)`` of every derivative evaluation (after
-    it: the live view builds its dense output of each step from these)."""
+AUTO_METHOD = "auto"
+"""Integration method chosen from the project: see :func:`choose_method`."""
 
-    def __init__(self, system: MechanicalSystem, on_evaluate: Callable[[float, np.ndarray, np.ndarray], None]):
-        self._system = system
-        self.on_evaluate = on_evaluate
 
-    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
-        dydt = self._system.derivative(t, y)
-        self.on_evaluate(t, y, dydt)
-        return dydt
-
-    def __getattr__(self, name: str):
-        return getattr(self._system, name)
+def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
+    """The integrator for ``method``: itself when named; for "auto", BDF when the project has contact
+    pairs (cartilage springs are stiff: an explicit method's step is bounded by their fastest mode,
+    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap
+    steps for smooth tissue-only models)."""
+    if method == AUTO_METHOD:
+        return "BDF" if project.contacts else "DOP853"
+    if method not in METHODS:
+        raise ValueError(f"unknown integration method {method!r}; choose auto or one of {', '.join(METHODS)}")
+    return method
 
 
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tuple[dict, dict]:
@@ -147,29 +146,29 @@ def run_dynamics(
     t_end: float = 1.0,
     report_dt: float = 0.01,
     digits: float = 6.0,
-    method: str = "DOP853",
+    method: str = AUTO_METHOD,
     progress: Progress | None = None,
     cancel=None,
     contact: bool = True,
     wrapping: bool = True,
     max_wall_s: float | None = None,
-    watch: Callable[[BuiltMechanics], Callable[[float, np.ndarray, np.ndarray], None]] | None = None,
+    on_step: Callable[[BuiltMechanics], Callable[[float, np.ndarray, Callable], None]] | None = None,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
 
     max_wall_s: stop (status "stopped", samples kept) after this many seconds of wall time.
-    watch: given the built system, returns a hook called with (t, y, dydt) after every state
-    derivative evaluation; with ``progress`` (called after every accepted step) the GUI streams the
-    simulated states live through it.
+    on_step: given the built system, returns a hook called after every accepted integrator step
+    with (t, y, interpolate) (core.studies.dynamics.simulate); the GUI streams the simulated states
+    live through it, for explicit and implicit methods alike.
 
-    digits: accuracy α = 10^-digits; method: DOP853, RK45, Radau, BDF or LSODA (implicit for stiff
-    contact). A diverged run comes back with status "failed", its message, and every sample up to
+    digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`), DOP853, RK45, Radau, BDF
+    or LSODA; the run's parameters record the method used. A diverged run comes back with status "failed", its message, and every sample up to
     the failure.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown integration method {method!r}; choose one of {', '.join(METHODS)}")
+    requested = method
+    method = choose_method(project, method)
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
-              "method": method, "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
+              "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
     started = time.perf_counter()
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
     deadline = None if max_wall_s is None else started + float(max_wall_s)
@@ -183,9 +182,8 @@ def run_dynamics(
             return False
         return bool(cancel.is_set()) if hasattr(cancel, "is_set") else bool(cancel())
 
-    system = built.system if watch is None else WatchedSystem(built.system, watch(built))
-    traj = simulate(system, built.state, t_end, report_dt, digits=digits, method=method,
-                    progress=progress, cancel=stop)
+    traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
+                    progress=progress, cancel=stop, on_step=None if on_step is None else on_step(built))
     if timed_out[0] and traj.status == "stopped":
         traj.message = f"stopped at the time limit of {max_wall_s:.3g} s (t = {traj.times[-1]:.6g} s reached)"
     wall = time.perf_counter() - started

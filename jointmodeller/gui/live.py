@@ -1,16 +1,15 @@
 """Study adapters for the runner: every study as ``fn(progress, cancel) -> RunRecord`` where
 ``progress(fraction, sample=None)``; dynamics also sends live batches of simulated states.
 
-The live dynamics run is app.studies' dynamics study with one addition: the system is watched, and
-after every accepted integrator step :class:`StepStreamer` samples the step at STREAM_HZ slots of
-wall time (a cubic Hermite dense output on the step's end states and derivatives, which the
-integrator computed), so the GUI plays distinct simulated states at a steady rate however long a
-step takes. The stored run is the same as ``run_dynamics`` stores.
+The live dynamics run is app.studies' dynamics study with one addition: after every accepted
+integrator step :class:`StepStreamer` samples the step at STREAM_HZ slots of wall time from the
+integrator's own dense output (explicit and implicit methods alike), so the GUI plays distinct
+simulated states at a steady rate however long a step takes. The stored run is the same as
+``run_dynamics`` stores.
 """
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
 from typing import Callable
@@ -30,19 +29,6 @@ EXTRAS_DUTY = 0.10
 paths at accepted states, contact patches)."""
 CONTACT_SAMPLE_HZ = 2.0
 """Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
-
-
-def hermite(t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray, f1: np.ndarray,
-            ts: np.ndarray) -> np.ndarray:
-    """Cubic Hermite interpolant of one step at times ts (k,): (k, d) states matching y and dy/dt at
-    both ends (error O(h^4) in the step h)."""
-    h = t1 - t0
-    s = ((np.asarray(ts, float) - t0) / h)[:, None]
-    h00 = (1 + 2 * s) * (1 - s) ** 2
-    h10 = s * (1 - s) ** 2
-    h01 = s * s * (3 - 2 * s)
-    h11 = s * s * (s - 1)
-    return h00 * y0 + (h10 * h) * f0 + h01 * y1 + (h11 * h) * f1
 
 
 def mesh_poses(system, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,12 +84,11 @@ def _blend_paths(a: list | None, b: list, w: float) -> list:
 class StepStreamer:
     """Live states of an integration, at ``rate_hz`` per second of wall time, all simulated states.
 
-    Give it every derivative evaluation (:meth:`evaluated`) and every accepted step (:meth:`stepped`,
-    with the step's end time). After a step it sends ``emit(batch)`` with one state per stream slot
-    that passed while the step was computed, spread evenly over the step in simulated time: the last is
-    the accepted state, the others come from the cubic Hermite dense output of the step (its end
-    states and their derivatives, as the integrator evaluated them). When steps are quicker than the
-    slots, only accepted states are sent (at most one per slot).
+    Give it the initial state (:meth:`start`) and every accepted step (:meth:`stepped`, with the
+    step's end time, end state and dense output). After a step it sends ``emit(batch)`` with one state
+    per stream slot that passed while the step was computed, spread evenly over the step in simulated
+    time: the last is the accepted state, the others come from the integrator's dense output of the
+    step. When steps are quicker than the slots, only accepted states are sent (at most one per slot).
 
     A batch is a dict of stacked arrays: time (k,), step (k,) (index of the accepted step), mesh_R_GL
     (k, n, 3, 3), mesh_origin_G (k, n, 3), tissue_force_N (k, m) and tissue_paths_G (k lists of
@@ -122,8 +107,7 @@ class StepStreamer:
         self.contacts = list(contacts or [])
         self.rate_hz = float(rate_hz)
         self.clock = clock
-        self._recent: collections.deque = collections.deque(maxlen=32)
-        self._prev: tuple | None = None  # (t, y, dydt) of the last accepted state
+        self._prev_t: float | None = None  # time of the last accepted state
         self._prev_extras: tuple | None = None  # (t, forces, paths)
         self._slot_wall: float | None = None
         self._step_wall: float | None = None
@@ -133,53 +117,38 @@ class StepStreamer:
         self.steps = 0
         self.states_sent = 0
 
-    def evaluated(self, t: float, y: np.ndarray, dydt: np.ndarray) -> None:
-        """One derivative evaluation of the integrator (copied: solvers reuse their arrays)."""
-        entry = (float(t), np.array(y, float), np.array(dydt, float))
-        self._recent.append(entry)
-        if self._slot_wall is None:  # the integrator's first evaluation is the initial state
-            self._prev = entry
-            self._slot_wall = self._step_wall = self.clock()
+    def start(self, t: float) -> None:
+        """The integration starts at time t (the stream's slots count from now)."""
+        self._prev_t = float(t)
+        self._slot_wall = self._step_wall = self.clock()
 
-    def _accepted(self, t: float) -> tuple | None:
-        """The newest evaluation at time t: the accepted state (explicit Runge–Kutta evaluates its
-        end state last in every step)."""
-        tol = 1e-12 * max(1.0, abs(t)) + (1e-9 * abs(t - self._prev[0]) if self._prev is not None else 0.0)
-        for entry in reversed(self._recent):
-            if abs(entry[0] - t) <= tol:
-                return entry
-        return None
-
-    def stepped(self, t: float) -> None:
-        """The integrator accepted a step ending at time t."""
-        if self._slot_wall is None or (self._prev is not None and not t > self._prev[0]):
+    def stepped(self, t: float, y: np.ndarray, interpolate: Callable[[np.ndarray], np.ndarray]) -> None:
+        """The integrator accepted a step ending at time t in state y; ``interpolate(ts) -> (k, d)``
+        gives the states within the step (valid during this call only)."""
+        if self._slot_wall is None:
+            self.start(t)
+            return
+        if not t > self._prev_t:
             return
         now = self.clock()
-        end = self._accepted(t)
         self.steps += 1
-        if end is None:  # no evaluation at the step's end (e.g. LSODA): no state to start the next from
-            self._prev = None
-            return
-        if self._prev is None:  # the first accepted state after one that could not be found
-            self._prev = end
-            return
-        t = end[0]
         slots = int(np.floor((now - self._slot_wall) * self.rate_hz))
+        t0 = self._prev_t
+        self._prev_t = float(t)
         if slots < 1:
-            self._prev = end
             return
         if slots > MAX_STATES_PER_STEP:
             slots = MAX_STATES_PER_STEP
             self._slot_wall = now
         else:
             self._slot_wall += slots / self.rate_hz
-        t0, y0, f0 = self._prev
         ts = t0 + (t - t0) * np.arange(1, slots + 1) / slots
         ts[-1] = t
-        ys = hermite(t0, y0, f0, t, end[1], end[2], ts)
-        ys[-1] = end[1]
+        ys = np.empty((slots, len(y)))
+        if slots > 1:
+            ys[:-1] = interpolate(ts[:-1])
+        ys[-1] = y
         self.emit(self._batch(ts, ys, now))
-        self._prev = end
         self._step_wall = now
 
     def _batch(self, ts: np.ndarray, ys: np.ndarray, now: float) -> dict:
@@ -253,32 +222,32 @@ def split_batch(batch: dict) -> list[dict]:
 
 
 def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress: Callable, cancel,
-                  digits: float = 6.0, method: str = "DOP853", contact: bool = True,
+                  digits: float = 6.0, method: str = "auto", contact: bool = True,
                   wrapping: bool = True, rate_hz: float = STREAM_HZ) -> RunRecord:
     """app.studies.run_dynamics with live batches of the simulated states (see :class:`StepStreamer`)
     sent as ``progress(fraction, batch)``."""
     from jointmodeller.app.studies import run_dynamics
 
     fraction_done = [0.0]
-    streamer: list[StepStreamer] = []
-    span = [0.0, 1.0]
 
-    def watch(built):
+    def on_step(built):
         s = StepStreamer(built.system, list(built.body_names), list(built.tissue_names),
                          lambda batch: progress(fraction_done[0], batch), contacts=built.contacts, rate_hz=rate_hz)
-        streamer.append(s)
-        span[0] = float(built.state.get_time())
-        span[1] = float(t_end) - span[0]
-        return s.evaluated
+        t0 = float(built.state.get_time())
+        s.start(t0)
+
+        def stepped(t, y, interpolate):
+            fraction_done[0] = min(1.0, (t - t0) / max(float(t_end) - t0, 1e-300))
+            s.stepped(t, y, interpolate)
+
+        return stepped
 
     def report(fraction: float) -> None:
         fraction_done[0] = fraction
-        if streamer:  # simulate reports after every accepted step: fraction of the span reached
-            streamer[0].stepped(span[0] + fraction * span[1])
         progress(fraction)
 
     run = run_dynamics(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method, progress=report,
-                       cancel=cancel, contact=contact, wrapping=wrapping, watch=watch)
+                       cancel=cancel, contact=contact, wrapping=wrapping, on_step=on_step)
     simulated = float(run.summary.get("simulated_s") or 0.0)
     progress(1.0 if run.status == "completed" else simulated / max(t_end, 1e-12))
     return run
@@ -309,7 +278,7 @@ def study_function(study: str, project: Project, **options) -> Callable:
     raise KeyError(f"no study named {study!r}")
 
 
-__all__ = ["STREAM_HZ", "StepStreamer", "hermite", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
+__all__ = ["STREAM_HZ", "StepStreamer", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSlider,
+    QSpinBox,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -140,6 +141,13 @@ def available_studies() -> list[str]:
     return found
 
 
+DYNAMICS_METHODS = (
+    ("Auto", "auto"), ("DOP853 (explicit)", "DOP853"), ("BDF (implicit)", "BDF"), ("Radau (implicit)", "Radau"),
+    ("RK45 (explicit)", "RK45"), ("LSODA (switching)", "LSODA"),
+)
+"""Integrator choices of the run panel: (label, app.studies method name)."""
+
+
 class RunPanel(QWidget):
     """Study choice, start / pause / stop, progress, stored runs and the replay slider."""
 
@@ -151,6 +159,17 @@ class RunPanel(QWidget):
         self.t_end.setDecimals(3)
         self.t_end.setValue(1.0)
         self.t_end.setSuffix(" s")
+        self.method = QComboBox(self)
+        for label, method in DYNAMICS_METHODS:
+            self.method.addItem(label, method)
+        self.method.setToolTip("Integrator of the dynamics study. Auto: BDF (implicit) when the project has "
+                               "contact pairs, whose stiff cartilage springs bound an explicit method's step; "
+                               "DOP853 (explicit, 8th order) otherwise.")
+        self.digits = QSpinBox(self)
+        self.digits.setRange(3, 12)
+        self.digits.setValue(6)
+        self.digits.setPrefix("1e-")
+        self.digits.setToolTip("Accuracy of the dynamics study: relative tolerance 10^-digits")
         self.start = QPushButton("Start", self)
         self.pause = QPushButton("Pause", self)
         self.pause.setCheckable(True)
@@ -166,8 +185,10 @@ class RunPanel(QWidget):
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
         top = QHBoxLayout()
-        for w in (QLabel("Study"), self.study, QLabel("End time"), self.t_end, self.start, self.pause, self.stop):
+        for w in (QLabel("Study"), self.study, QLabel("End time"), self.t_end, QLabel("Integrator"), self.method,
+                  QLabel("Accuracy"), self.digits, self.start, self.pause, self.stop):
             top.addWidget(w)
+        self.study.currentTextChanged.connect(self._study_changed)
         top.addWidget(self.progress, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Run"))
@@ -179,6 +200,16 @@ class RunPanel(QWidget):
         lay.addLayout(bottom)
         lay.addWidget(self.status)
         self.set_running(False)
+
+    def _study_changed(self, study: str) -> None:
+        """End time, integrator and accuracy belong to the dynamics study only."""
+        for w in (self.t_end, self.method, self.digits):
+            w.setEnabled(study == "dynamics")
+
+    def dynamics_options(self) -> dict:
+        """The dynamics study's options as chosen: t_end [s], method ("auto" or a name), digits."""
+        return {"t_end": float(self.t_end.value()), "method": str(self.method.currentData()),
+                "digits": float(self.digits.value())}
 
     def set_running(self, running: bool) -> None:
         self.start.setEnabled(not running and self.study.count() > 0)
@@ -602,8 +633,10 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ studies
     def study_function(self, study: str, t_end: float | None = None):
         """``fn(progress, cancel) -> RunRecord`` running ``study`` on a snapshot of the project."""
-        t = float(t_end if t_end is not None else self.run_panel.t_end.value())
-        return study_function(study, self.doc.project, t_end=t)
+        options = self.run_panel.dynamics_options()
+        if t_end is not None:
+            options["t_end"] = float(t_end)
+        return study_function(study, self.doc.project, **options)
 
     @property
     def study_running(self) -> bool:
@@ -631,7 +664,7 @@ class MainWindow(QMainWindow):
         self._live_project = self.doc.project
         if fn is None:
             self._active = self.process_runner
-            self.process_runner.start(study, self.doc.project, {"t_end": float(self.run_panel.t_end.value())})
+            self.process_runner.start(study, self.doc.project, self.run_panel.dynamics_options())
         else:
             self._active = self.runner
             self.runner.start(fn)

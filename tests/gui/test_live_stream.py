@@ -9,28 +9,10 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from jointmodeller.gui.live import StepStreamer, hermite, split_batch
+from jointmodeller.gui.live import StepStreamer, mesh_poses, split_batch
 from jointmodeller.gui.playback import Playback
 
 pytestmark = [pytest.mark.gui]
-
-
-def test_hermite_is_exact_for_cubics_and_fourth_order_for_a_sine():
-    # a cubic and its derivative: reproduced exactly inside the step
-    c = np.array([0.3, -1.2, 2.0, 0.7])
-    y = lambda t: np.array([c[0] + c[1] * t + c[2] * t**2 + c[3] * t**3])
-    f = lambda t: np.array([c[1] + 2 * c[2] * t + 3 * c[3] * t**2])
-    ts = np.linspace(0.2, 0.9, 9)
-    got = hermite(0.2, y(0.2), f(0.2), 0.9, y(0.9), f(0.9), ts)
-    assert got[:, 0] == pytest.approx([y(t)[0] for t in ts], abs=1e-13)
-    # sin over a step h: error within the Hermite bound h^4/384 max|y''''|, and it falls as h^4
-    errs = []
-    for h in (0.2, 0.1):
-        ts = np.linspace(1.0, 1.0 + h, 21)
-        got = hermite(1.0, np.sin([1.0]), np.cos([1.0]), 1.0 + h, np.sin([1.0 + h]), np.cos([1.0 + h]), ts)[:, 0]
-        errs.append(np.abs(got - np.sin(ts)).max())
-        assert errs[-1] <= h**4 / 384 * 1.0 + 1e-15
-    assert errs[0] / errs[1] == pytest.approx(16.0, rel=0.15)
 
 
 class FakeClock:
@@ -48,21 +30,22 @@ def _built(project):
 
 
 def _streaming(small_project, rate_hz: float):
-    """(system, streamer, fake clock, batches, RK45 solver whose evaluations feed the streamer)."""
+    """(system, streamer started at t = 0, fake clock, batches, RK45 solver)."""
     built = _built(small_project)
     system = built.system
     clock = FakeClock()
     batches = []
     streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
                             rate_hz=rate_hz, clock=clock)
-
-    def fun(t, y):
-        dydt = system.derivative(t, y)
-        streamer.evaluated(t, y, dydt)
-        return dydt
-
-    solver = integrate.RK45(fun, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    streamer.start(0.0)
+    solver = integrate.RK45(system.derivative, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
     return system, streamer, clock, batches, solver
+
+
+def _step(solver, streamer) -> None:
+    """One accepted step handed to the streamer as simulate's on_step does."""
+    solver.step()
+    streamer.stepped(solver.t, solver.y.copy(), lambda ts: solver.dense_output()(ts).T)
 
 
 def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small_project):
@@ -74,8 +57,7 @@ def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small
     for _ in range(8):
         t_prev = solver.t
         clock.now += 0.125  # each step "takes" an eighth of a second (exact in binary)
-        solver.step()
-        streamer.stepped(solver.t)
+        _step(solver, streamer)
         steps.append((t_prev, solver.t, solver.dense_output(), solver.y.copy()))
     assert len(batches) == len(steps)
     all_times = []
@@ -87,16 +69,13 @@ def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small
         assert np.diff(times) == pytest.approx(np.full(5, (t1 - t0) / 6), rel=1e-9)  # even in sim time
         R_ref, o_ref = [], []
         for t in times:
-            from jointmodeller.gui.live import mesh_poses
-
             R, o = mesh_poses(system, dense(t)[None])
             R_ref.append(R[0])
             o_ref.append(o[0])
         o_got = np.array([s["mesh_origin_G"] for s in states])
         R_got = np.array([s["mesh_R_GL"] for s in states])
-        moved = np.abs(o_got[-1] - o_got[0]).max() + 1e-12
-        assert np.abs(o_got - np.array(o_ref)).max() < 1e-3 * moved + 1e-12  # the same states
-        assert np.abs(R_got - np.array(R_ref)).max() < 1e-6
+        assert np.abs(o_got - np.array(o_ref)).max() < 1e-12  # the integrator's own states
+        assert np.abs(R_got - np.array(R_ref)).max() < 1e-12
         assert o_got[-1] == pytest.approx(mesh_poses(system, y1[None])[1][0], abs=1e-15)  # accepted state
         assert batch["tissue_force_N"].shape == (6, system.tissues.count)
         all_times.extend(times)
@@ -108,8 +87,7 @@ def test_streamer_sends_only_accepted_states_when_steps_are_quicker_than_the_str
     accepted = []
     for _ in range(40):
         clock.now += 1.0 / 256  # 256 steps a second: one slot per four steps
-        solver.step()
-        streamer.stepped(solver.t)
+        _step(solver, streamer)
         accepted.append(solver.t)
     states = [s for b in batches for s in split_batch(b)]
     assert 0 < len(states) < len(accepted)
@@ -208,26 +186,36 @@ def test_plots_are_drawn_off_the_gui_thread_and_cursor_redraws_coalesce(qtbot):
     assert panel._cursors[0].get_xdata()[0] == pytest.approx(0.8)  # the newest time is the one shown
 
 
-def test_streamer_skips_a_step_whose_end_state_it_did_not_see(small_project):
-    """A step whose end was never evaluated (an implicit or Fortran solver can do that) is not
-    interpolated across: the next found state only anchors the stream, the step after is sent."""
+def test_an_implicit_run_streams_its_accepted_states_and_dense_output(small_project):
+    """BDF through simulate's on_step: every batch ends on an accepted state, the states between come
+    from BDF's own dense output, times only increase, and the last state is where the run ended."""
+    from jointmodeller.core.studies.dynamics import simulate
+
     built = _built(small_project)
     system = built.system
     clock = FakeClock()
-    batches = []
+    batches, accepted = [], []
     streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
                             rate_hz=48.0, clock=clock)
-    y0 = built.state.get_y()
-    f0 = system.derivative(0.0, y0)
-    streamer.evaluated(0.0, y0, f0)
-    ys = {t: y0 + t * f0 for t in (1e-4, 2e-4, 3e-4)}
-    clock.now += 0.125
-    streamer.stepped(1e-4)  # never evaluated at 1e-4
-    assert batches == []
-    for t in (2e-4, 3e-4):
-        streamer.evaluated(t, ys[t], system.derivative(t, ys[t]))
+    streamer.start(0.0)
+
+    def on_step(t, y, interpolate):
         clock.now += 0.125
-        streamer.stepped(t)
-    assert len(batches) == 1
-    times = batches[0]["time"]
-    assert times[0] > 2e-4 and times[-1] == 3e-4  # only the step from 2e-4 to 3e-4
+        accepted.append((t, y.copy()))
+        mid = 0.5 * (accepted[-2][0] + t) if len(accepted) > 1 else 0.5 * t
+        assert np.all(np.isfinite(interpolate(np.array([mid]))))
+        streamer.stepped(t, y, interpolate)
+
+    traj = simulate(system, built.state, 0.02, 0.01, digits=6, method="BDF", on_step=on_step)
+    assert traj.status == "completed" and len(accepted) == traj.n_steps
+    states = [st for b in batches for st in split_batch(b)]
+    times = np.array([st["time"] for st in states])
+    assert len(batches) == len(accepted) and np.all(np.diff(times) > 0)
+    ends = {t: y for t, y in accepted}
+    for b in batches:
+        t_end = float(b["time"][-1])
+        assert t_end in ends
+        assert b["mesh_origin_G"][-1] == pytest.approx(mesh_poses(system, ends[t_end][None])[1][0], abs=1e-15)
+    assert times[-1] == pytest.approx(0.02, abs=1e-12)
+    final = mesh_poses(system, traj.y[-1][None])[1][0]
+    assert states[-1]["mesh_origin_G"] == pytest.approx(final, abs=1e-12)

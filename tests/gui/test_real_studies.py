@@ -48,6 +48,32 @@ def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_p
 
 
 @needs_dynamics
+def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, window, small_project):
+    """BDF at 1e-4 chosen in the run panel is what the stored run used; the choices are greyed out for
+    studies they do not apply to; Auto resolves from the project (no contact here: DOP853)."""
+    w = window(small_project)
+    rp = w.run_panel
+    rp.study.setCurrentText("equilibrium")
+    assert not rp.method.isEnabled() and not rp.digits.isEnabled()
+    rp.study.setCurrentText("dynamics")
+    assert rp.method.isEnabled() and rp.digits.isEnabled() and rp.method.currentData() == "auto"
+    rp.t_end.setValue(0.02)
+    rp.method.setCurrentIndex(rp.method.findData("BDF"))
+    rp.digits.setValue(4)
+    with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
+        rp.start.click()
+    run = blocker.args[0]
+    assert run.status == "completed", run.message
+    assert run.parameters["method"] == "BDF" and run.parameters["digits"] == 4.0
+    assert w.doc.list_runs()[-1].parameters["method"] == "BDF"  # stored as run
+    rp.method.setCurrentIndex(rp.method.findData("auto"))
+    with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
+        rp.start.click()
+    assert blocker.args[0].parameters["method"] == "DOP853"
+    assert blocker.args[0].parameters["method_requested"] == "auto"
+
+
+@needs_dynamics
 @pytest.mark.slow
 def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, demo_project, artifacts_dir):
     """Frames of the running demo reach the viewport; between ticks of a 10 ms timer the GUI thread

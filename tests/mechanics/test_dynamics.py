@@ -174,3 +174,33 @@ def test_overflowing_trial_stages_never_reach_the_force_elements():
     assert not seen_bad
     assert 0.0 < traj.times[-1] < 0.2  # got as far as the speed limit (a quarter period is 0.16 s)
 
+
+
+@pytest.mark.parametrize("method", ["DOP853", "BDF"])
+def test_on_step_gives_each_accepted_state_and_a_dense_output_of_the_step(method):
+    """A thrown body under gravity (no tissue acts on it): on_step sees every accepted step once, in
+    order, with the end state the trajectory ends on, and its interpolant lies on the analytic
+    parabola inside each step."""
+    from jointmodeller.core.mechanics.system import MechanicalSystem
+
+    system, state = free_body(w_B=(0.0, 0.0, 0.0), euler_deg=(0, 0, 0))
+    system = MechanicalSystem(system.bodies, system.tissues, system.loads, gravity_G=[0.0, 0.0, -9.81],
+                              length_scale=0.1)
+    y0 = state.get_y()
+    y0[7 + 0] = 0.7  # v_x
+    y0[7 + 2] = 2.0  # v_z
+    seen = []
+    tol = 1e-9 if method == "DOP853" else 1e-6  # BDF starts at first order
+
+    def on_step(t, y, interpolate):
+        t_prev = seen[-1][0] if seen else 0.0
+        ts = np.linspace(t_prev, t, 5)[1:-1]
+        mid = interpolate(ts)
+        assert mid.shape == (3, len(y))
+        assert mid[:, 0] == pytest.approx(0.7 * ts, abs=tol)
+        assert mid[:, 2] == pytest.approx(2.0 * ts - 0.5 * 9.81 * ts**2, abs=tol)
+        seen.append((t, y.copy()))
+
+    traj = simulate(system, y0, 0.3, 0.1, digits=8, method=method, on_step=on_step)
+    assert len(seen) == traj.n_steps and all(b[0] > a[0] for a, b in zip(seen, seen[1:]))
+    assert seen[-1][0] == pytest.approx(0.3) and np.array_equal(seen[-1][1][:3], traj.y[-1][:3])

@@ -80,6 +80,18 @@ def reference_energy(system: MechanicalSystem, t: float, y: np.ndarray) -> float
     return (system.kinetic_energy(y) + abs(system.tissue_forces.energy(t, kin)) + (loads + weight) * L) or 1e-9
 
 
+def _interpolator(solver) -> Callable[[np.ndarray], np.ndarray]:
+    """(k,) times -> (k, d) states of the solver's last step from its dense output (built on first use)."""
+    dense = []
+
+    def interpolate(ts: np.ndarray) -> np.ndarray:
+        if not dense:
+            dense.append(solver.dense_output())
+        return np.atleast_2d(dense[0](np.asarray(ts, float)).T).reshape(len(np.atleast_1d(ts)), -1)
+
+    return interpolate
+
+
 def simulate(
     system: MechanicalSystem,
     state: State | np.ndarray,
@@ -95,6 +107,7 @@ def simulate(
     cancel=None,
     energy_limit: float | None = None,
     max_steps: int | None = None,
+    on_step: Callable[[float, np.ndarray, Callable[[np.ndarray], np.ndarray]], None] | None = None,
 ) -> Trajectory:
     """Integrate from ``state`` to ``t_end``, sampling every ``report_dt`` seconds.
 
@@ -102,6 +115,9 @@ def simulate(
     is called after each step; ``cancel`` is a callable or an Event, checked after each step.
     ``energy_limit`` [J]: kinetic energy that counts as divergence (default 1e6 × reference energy).
     ``max_steps``: stop ("failed") after this many solver steps.
+    ``on_step(t, y, interpolate)``: called after every accepted step with its end time and state and
+    the step's dense output (``interpolate(ts) -> (k, d)`` states at times ts within the step), for
+    any method — what a live view needs to show the motion between steps.
     Never raises for a diverged run: the Trajectory says "failed" and keeps the samples so far.
     """
     if method not in METHODS:
@@ -165,6 +181,8 @@ def simulate(
             message = (f"simulation diverged at t = {solver.t:.6g} s: kinetic energy {ke:.3g} J exceeds "
                        f"{limit:.3g} J (energy blow-up); try more digits of accuracy or an implicit method")
             break
+        if on_step is not None:
+            on_step(float(solver.t), solver.y.copy(), _interpolator(solver))
         if next_k < len(report) and report[next_k] <= solver.t + 1e-12 * max(1.0, abs(solver.t)):
             dense = solver.dense_output()
             while next_k < len(report) and report[next_k] <= solver.t + 1e-12 * max(1.0, abs(solver.t)):
