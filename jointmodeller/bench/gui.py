@@ -5,7 +5,7 @@ live run of the demo. Each figure has a baseline measured in the same run.
   the note); baseline: a bare QApplication with an empty QMainWindow shown.
 - viewport_fps_live: frames per second the window showed during 8 s of a live dynamics run of the
   demo, where a frame is a distinct simulated state (streamed from the integrator's accepted steps and
-  their Hermite dense output) drawn and composed on screen, never one shown before; baseline: the same frames
+  its own dense output of each step) drawn and composed on screen, never one shown before; baseline: the same frames
   drawn by rebuilding the scene (mesh upload) each frame.
 - max_stall_ms: longest gap between ticks of a 10 ms timer from pressing start to the stopped run
   stored and plotted (system build, live playback, stop, storing, plots); baseline: the same timer
@@ -75,8 +75,8 @@ def run() -> list[Figure]:
                   f"(at {live['first_frame_s']:.1f} s): {live['distinct_states']} distinct states from "
                   f"{live['steps_spanned']} accepted integrator steps spanning {live['sim_span_s']:.3g} s of "
                   f"simulated time ({live['states_received']} states streamed in {live['batches']} batches, "
-                  f"90 per wall second of the study, from each accepted step's cubic Hermite dense output on its "
-                  f"end states and derivatives, the last being the accepted state; the rest skipped); mean frame "
+                  f"90 per wall second of the study, from the integrator's dense output of each accepted step, "
+                  f"the last being the accepted state; the rest skipped); mean frame "
                   f"(asked to shown) {live['draw_ms_mean']:.1f} ms; pose-only unthrottled "
                   f"{live['fps_pose_only_unthrottled']:.1f} fps")
     return [
