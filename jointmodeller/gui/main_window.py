@@ -154,12 +154,15 @@ class RunPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.study = QComboBox(self)
+        self.study.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.study.setMinimumContentsLength(len("equilibrium") + 1)
         self.t_end = QDoubleSpinBox(self)
         self.t_end.setRange(0.001, 1e4)
         self.t_end.setDecimals(3)
         self.t_end.setValue(1.0)
         self.t_end.setSuffix(" s")
         self.method = QComboBox(self)
+        self.method.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         for label, method in DYNAMICS_METHODS:
             self.method.addItem(label, method)
         self.method.setToolTip("Integrator of the dynamics study. Auto: BDF (implicit) when the project has "
