@@ -70,3 +70,30 @@ def test_rim_faces_of_open_and_closed_meshes():
     octa = np.array([[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]])
     rim = boundary_faces(octa[1:])
     assert np.flatnonzero(rim).tolist() == [0, 2, 3]  # the faces sharing an edge with the hole
+
+
+def test_nearest_from_reference_lists_equals_the_tree_query_where_it_says_so():
+    """Points moved by up to `moved` from where their 2k-nearest lists were taken: wherever
+    nearest_from_lists claims certainty its k nearest within the bound equal the KD-tree query's
+    (as sets); it claims it for most points at small motions and for none once they moved past
+    the lists' margin."""
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+
+    rng = np.random.default_rng(3)
+    verts = rng.random((4000, 3)) * 0.02
+    faces = np.array([[0, 1, 2]])
+    prox = SurfaceProximity.build(verts, faces)
+    k, bound = 6, 2.5e-3
+    q0 = rng.random((500, 3)) * 0.02
+    lists, outside = prox.nearest_lists(q0, 2 * k, bound + 1e-4)
+    for moved in (1e-6, 3e-5, 1e-4):
+        dq = rng.normal(size=q0.shape)
+        q = q0 + moved * dq / np.linalg.norm(dq, axis=1, keepdims=True)
+        near, ok = prox.nearest_from_lists(q, lists, outside - moved, k, bound)
+        ref, _ = prox.nearest_lists(q, k, bound)
+        assert ok.mean() > 0.5
+        for a, b in zip(near[ok], ref[ok]):
+            assert set(a.tolist()) == set(b.tolist())
+    # moved farther than the lists' margin: never claimed
+    _, ok = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
+    assert not ok.any()

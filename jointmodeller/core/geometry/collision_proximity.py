@@ -41,6 +41,39 @@ def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return out
 
 
+def _lists_kernel(q, lists, outside, verts, k, bound, out_near, out_ok):  # pragma: no cover
+    """For each point q[r]: the k nearest of the candidate vertices lists[r, :] (index len(verts) =
+    none) within ``bound``, ascending (ties keep list order, as a stable sort), into out_near[r, :k]
+    (len(verts) where fewer); out_ok[r]: outside[r] exceeds the k-th distance (or ``bound``)."""
+    n = verts.shape[0]
+    K = lists.shape[1]
+    d = np.empty(K)
+    for r in range(q.shape[0]):
+        for j in range(K):
+            v = lists[r, j]
+            if v < n:
+                dx = verts[v, 0] - q[r, 0]
+                dy = verts[v, 1] - q[r, 1]
+                dz = verts[v, 2] - q[r, 2]
+                d[j] = np.sqrt(dx * dx + dy * dy + dz * dz)
+            else:
+                d[j] = np.inf
+        last = bound
+        for i in range(k):  # selection: the i-th smallest not taken yet (first index on ties)
+            best = -1
+            for j in range(K):
+                if d[j] != -1.0 and (best < 0 or d[j] < d[best]):
+                    best = j
+            if best >= 0 and d[best] < bound:
+                out_near[r, i] = lists[r, best]
+                if i == k - 1:
+                    last = d[best]
+                d[best] = -1.0
+            else:
+                out_near[r, i] = n
+        out_ok[r] = outside[r] > last
+
+
 def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, facing_cos, out_s, out_n, out_d2,
                     out_f):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
@@ -236,9 +269,40 @@ class SurfaceProximity:
             idx = idx[above < self.max_edge + 2.0 * slack]
         return idx
 
+    def nearest_count(self, facing: bool) -> int:
+        """How many nearest vertices :meth:`closest` searches around (more with a facing filter)."""
+        return min(NEAREST_VERTICES if not facing else FACING_NEAREST_VERTICES, len(self.vertices))
+
+    def nearest_lists(self, q: np.ndarray, k: int, bound: float) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest vertices of each point of q (m, 3) within ``bound`` (index len(vertices) where
+        fewer) and (m,) the distance beyond which no other vertex lies: the k-th's, or ``bound``."""
+        if len(q) == 0:
+            return np.zeros((0, k), dtype=np.int64), np.zeros(0)
+        d, near = self.tree.query(np.ascontiguousarray(q), k=k, distance_upper_bound=bound)
+        d = np.asarray(d, float).reshape(len(q), -1)
+        near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
+        return near, np.where(np.isfinite(d[:, -1]), d[:, -1], bound)
+
+    def nearest_from_lists(self, q: np.ndarray, lists: np.ndarray, outside: np.ndarray, k: int,
+                           bound: float) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest vertices within ``bound`` of points q (m, 3) taken from candidate lists (m, K)
+        (index len(vertices) = none), as the KD-tree query of :meth:`closest` gives them, and (m,) bool:
+        where that is certain — every vertex not in a row's list is at least ``outside`` (m,) away, so
+        it cannot be among the k nearest when the row's k-th distance (or ``bound``) is less. Near a
+        reference pose this replaces the tree query by K distances per point."""
+        m = len(q)
+        near = np.empty((m, k), dtype=np.int64)
+        ok = np.empty(m, dtype=np.bool_)
+        if m:
+            _kernel(_lists_kernel, None)(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(lists),
+                                        np.ascontiguousarray(outside, dtype=np.float64), self.vertices, int(k),
+                                        float(bound), near, ok)
+        return near, ok
+
     def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
                 beneath_only: bool = False, facing: np.ndarray | None = None,
-                candidates: np.ndarray | None = None, facing_cos: float = 0.0) -> ClosestPoints:
+                candidates: np.ndarray | None = None, facing_cos: float = 0.0,
+                near: np.ndarray | None = None) -> ClosestPoints:
         """Closest points for the query points (k, 3) within ``distance`` [m] of the surface.
 
         ``beneath_only``: skip points clearly outside first — those more than one longest edge
@@ -251,6 +315,8 @@ class SurfaceProximity:
         closed cartilage shell whose nearest surface would jump across its medial axis).
         ``candidates``: indices from :meth:`candidates` (possibly computed at a nearby pose with
         enough slack) to test instead of filtering all points again; per-point results are the same.
+        ``near`` (len(candidates), k): the candidates' nearest vertices as the tree query would give
+        them (:meth:`nearest_lists` / :meth:`nearest_from_lists`), to skip that query.
         """
         points = np.asarray(points, dtype=np.float64)
         bound = distance + self.max_edge
@@ -260,9 +326,10 @@ class SurfaceProximity:
             idx = np.asarray(candidates, dtype=np.int64)
         if len(idx):
             q = np.ascontiguousarray(points[idx])
-            k = NEAREST_VERTICES if facing is None else FACING_NEAREST_VERTICES
-            dist_v, near = self.tree.query(q, k=min(k, len(self.vertices)), distance_upper_bound=bound)
-            near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
+            if near is None:
+                near, _ = self.nearest_lists(q, self.nearest_count(facing is not None), bound)
+            else:
+                near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
             keep = np.flatnonzero(near[:, 0] < len(self.vertices))
             idx, q, near = idx[keep], q[keep], np.ascontiguousarray(near[keep])
         m = len(idx)
