@@ -97,3 +97,26 @@ def test_nearest_from_reference_lists_equals_the_tree_query_where_it_says_so():
     # moved farther than the lists' margin: never claimed
     _, ok = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
     assert not ok.any()
+
+
+def test_max_displacement_bounds_every_vertex_and_is_tight_for_a_turn_about_the_joint():
+    """The bound is never below the largest vertex displacement for random motions, and for a turn
+    about the surface's own centre (a joint rotating about itself, the body origin 18 cm away) it is
+    within 1.5x of it — not the origin-based bound, which counts the 18 cm lever."""
+    from jointmodeller.core.mechanics.contact import ContactSurface
+
+    rng = np.random.default_rng(11)
+    sheet = ContactSurface.from_mesh(np.array([[0.18, 0, 0], [0.20, 0, 0], [0.18, 0.02, 0], [0.2, 0.02, 0.01]]),
+                                     np.array([[0, 1, 2], [1, 3, 2]]))
+    V = sheet.vertices_B
+    R0, p0 = np.eye(3), np.zeros(3)
+    for _ in range(50):
+        Rot, _ = RelativeMotion(np.zeros(3), rng.normal(0, 0.05, 3)).flow(1.0)
+        p1 = rng.normal(0, 1e-3, 3)
+        actual = np.linalg.norm(V @ Rot.T + p1 - V, axis=1).max()
+        assert sheet.max_displacement(Rot, p1, R0, p0) >= actual * (1 - 1e-12)
+    c = sheet.centre_B
+    Rot, _ = RelativeMotion(np.zeros(3), np.array([0.0, 0.0, 0.01])).flow(1.0)
+    p1 = c - Rot @ c  # turn about the centre
+    actual = np.linalg.norm(V @ Rot.T + p1 - V, axis=1).max()
+    assert actual > 0 and sheet.max_displacement(Rot, p1, R0, p0) <= 1.5 * actual

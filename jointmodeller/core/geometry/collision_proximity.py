@@ -74,8 +74,8 @@ def _lists_kernel(q, lists, outside, verts, k, bound, out_near, out_ok):  # prag
         out_ok[r] = outside[r] > last
 
 
-def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, facing_cos, out_s, out_n, out_d2,
-                    out_f):  # pragma: no cover
+def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, out_s, out_n,
+                    out_d2, out_f):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
     With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
@@ -84,7 +84,9 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, fac
 
     Writes the closest point out_s (m, 3), the interpolated unit normal out_n (m, 3), the squared
     distance out_d2 (m,) and the face out_f (m,). Closest point on a triangle after Ericson,
-    Real-Time Collision Detection §5.1.5, with barycentric coordinates.
+    Real-Time Collision Detection §5.1.5, with barycentric coordinates. A face whose bounding sphere
+    (spheres: centroid, radius) lies clearly farther than the best so far is skipped unevaluated: it
+    cannot win (the margin is far above rounding), so the result is the same as testing it.
     """
     nv = verts.shape[0]
     for r in range(q.shape[0]):
@@ -92,6 +94,7 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, fac
         p1 = q[r, 1]
         p2 = q[r, 2]
         best = np.inf
+        sb = np.inf
         bf = -1
         bu = 0.0
         bv = 0.0
@@ -104,6 +107,12 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, fac
                 f = vf[vi, b]
                 if f < 0:
                     break
+                ex = p0 - spheres[f, 0]
+                ey = p1 - spheres[f, 1]
+                ez = p2 - spheres[f, 2]
+                reach = sb + spheres[f, 3]
+                if ex * ex + ey * ey + ez * ez > reach * reach * (1.0 + 1e-9) + 1e-30:
+                    continue
                 ia = faces[f, 0]
                 ib = faces[f, 1]
                 ic = faces[f, 2]
@@ -169,6 +178,7 @@ def _closest_kernel(q, near, vf, verts, faces, vnormals, facing, use_facing, fac
                 dd = (p0 - sx) ** 2 + (p1 - sy) ** 2 + (p2 - sz) ** 2
                 if dd < best:
                     best = dd
+                    sb = math.sqrt(dd)
                     bf = f
                     bu = u
                     bv = v
@@ -227,6 +237,14 @@ class SurfaceProximity:
     grid: PointGrid = field(repr=False)
     tree: cKDTree = field(repr=False)
     vertex_faces: np.ndarray = field(repr=False)
+    face_spheres: np.ndarray = field(repr=False, default=None)  # (m, 4): centroid, radius about it
+
+    def __post_init__(self) -> None:
+        if self.face_spheres is None:
+            tri = self.vertices[self.faces]
+            centre = tri.mean(axis=1)
+            radius = np.sqrt(((tri - centre[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+            object.__setattr__(self, "face_spheres", np.ascontiguousarray(np.column_stack([centre, radius])))
 
     @classmethod
     def build(cls, vertices: np.ndarray, faces: np.ndarray, grid: PointGrid | None = None,
@@ -340,7 +358,7 @@ class SurfaceProximity:
         if m:
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(np.asarray(facing, float)[idx])
             _kernel(_closest_kernel, use_numba)(q, near, self.vertex_faces, self.vertices, self.faces,
-                                                self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2, f)
+                                                self.face_spheres, self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2, f)
         dist = np.sqrt(d2)
         ok = (f >= 0) & (dist <= distance)
         s, n, dist, f, idx = s[ok], n[ok], dist[ok], f[ok], idx[ok]

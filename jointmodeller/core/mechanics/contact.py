@@ -110,13 +110,24 @@ class ContactSurface:
         return boundary_faces(self.surface.faces)
 
     @cached_property
+    def centre_B(self) -> np.ndarray:
+        """Centre of the vertices' bounding box in B (3,)."""
+        v = self.vertices_B
+        return 0.5 * (v.min(axis=0) + v.max(axis=0))
+
+    @cached_property
     def radius_B(self) -> float:
-        """Largest distance of a vertex from the body origin [m]."""
-        return float(np.sqrt((self.vertices_B ** 2).sum(axis=1).max()))
+        """Largest distance of a vertex from ``centre_B`` [m]."""
+        return float(np.sqrt(((self.vertices_B - self.centre_B) ** 2).sum(axis=1).max()))
 
     def max_displacement(self, R1: np.ndarray, p1: np.ndarray, R0: np.ndarray, p0: np.ndarray) -> float:
-        """Upper bound on how far any vertex moves between the poses x -> R0 x + p0 and R1 x + p1 [m]."""
-        return float(np.linalg.norm(R1 - R0) * self.radius_B + np.linalg.norm(p1 - p0))
+        """Upper bound on how far any vertex moves between the poses x -> R0 x + p0 and R1 x + p1 [m]:
+        the centre's displacement plus the rotation change times the radius about it. (About the body
+        origin instead, the bound would grow with how far the origins lie from the joint: with a
+        forearm whose origin is its centre of mass 18 cm out, rotations about the elbow counted
+        about five times over, renewing the caches below far too often.)"""
+        dR = R1 - R0
+        return float(np.linalg.norm(dR) * self.radius_B + np.linalg.norm(dR @ self.centre_B + (p1 - p0)))
 
     @property
     def needs_facing(self) -> bool:

@@ -84,7 +84,8 @@ class FrozenContactPair:
             s_o, n_o = np.zeros((m, 3)), np.zeros((m, 3))
             d2, f = np.full(m, np.inf), np.full(m, -1, np.int64)
             _kernel(_closest_kernel, None)(np.ascontiguousarray(P_o), np.ascontiguousarray(prox.faces[bd.face]),
-                                           prox.vertex_faces, prox.vertices, prox.faces, prox.vertex_normals,
+                                           prox.vertex_faces, prox.vertices, prox.faces, prox.face_spheres,
+                                           prox.vertex_normals,
                                            np.ascontiguousarray(facing), surf.needs_facing, p.facing_cos, s_o, n_o,
                                            d2, f)
             found = f >= 0
