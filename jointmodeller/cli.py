@@ -115,7 +115,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise JointModellerError(f"{args.file}: cannot be read ({exc.strerror})") from None
     project = project_from_json(text)
-    save_project(args.project, project)
+    save_project(args.project, project, touch=False)  # lossless: the file's own times are kept
     print(f"imported {args.file} into {args.project}")
     return 0
 

@@ -75,3 +75,17 @@ def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsy
     assert run.status == "completed", run.message
     with pytest.raises(SystemExit):
         main(["run", str(path), "--study", "dynamics", "--method", "Euler"])
+
+
+def test_import_keeps_the_modification_time_it_was_given(tmp_path):
+    """Export → import → export is lossless even when the clock ticks in between (it once failed
+    when a second boundary fell between the two saves)."""
+    src = tmp_path / "a.jmdb"
+    save_project(src, small_project())
+    assert main(["export", str(src), "--json", str(tmp_path / "a.json")]) == 0
+    data = json.loads((tmp_path / "a.json").read_text())
+    data["project"]["info"]["modified"] = "2001-02-03T04:05:06+00:00"
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert main(["import", str(tmp_path / "old.json"), str(tmp_path / "b.jmdb")]) == 0
+    assert main(["export", str(tmp_path / "b.jmdb"), "--json", str(tmp_path / "b.json")]) == 0
+    assert json.loads((tmp_path / "b.json").read_text())["project"]["info"]["modified"] == "2001-02-03T04:05:06+00:00"

@@ -344,22 +344,23 @@ class ProjectStore:
             raise ProjectFileError(f"{self.path}: run {r.id} is damaged ({exc})") from None
 
 
-def save_project(path: str | os.PathLike, project: Project) -> Project:
+def save_project(path: str | os.PathLike, project: Project, *, touch: bool = True) -> Project:
     """Write ``project`` to ``path`` (created if new) in one transaction. Returns what was written.
 
     A new file is built beside the target and moved into place, so a crash never leaves a
-    half-made project file under the user's name.
+    half-made project file under the user's name. ``touch``: stamp the modification time (an import
+    keeps the one it was given).
     """
     path = Path(path)
     validate_project(project)
     if path.exists() and path.stat().st_size > 0:
         with ProjectStore(path) as store:
-            return store.save_project(project)
+            return store.save_project(project, touch=touch)
     tmp = path.with_name(path.name + ".partial")
     for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
         p.unlink(missing_ok=True)
     with ProjectStore(tmp, create=True) as store:
-        written = store.save_project(project)
+        written = store.save_project(project, touch=touch)
     os.replace(tmp, path)
     return written
 
