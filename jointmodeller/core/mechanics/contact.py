@@ -331,40 +331,55 @@ class ContactPair:
                                 facing: np.ndarray | None, band: float):
         """Closest points of the candidate bed vertices, reusing a reference pose twice: (1) vertices
         that were farther above the surface than any vertex has moved since (plus ``band``) are
-        skipped — they cannot have reached it (distance is 1-Lipschitz); (2) each tested vertex's
-        nearest surface vertices come from its 2k nearest at the reference wherever that is
-        certain (``SurfaceProximity.nearest_from_lists``), instead of a tree query. The contact set
-        and forces are the same as with every candidate tested afresh. The reference (all
-        candidates tested) is renewed when the candidates change or the bodies moved more than the
-        candidates' slack. Newton iterations, finite differences and integrator steps move
-        micrometres and test ~a third of the vertices."""
+        skipped — they cannot have reached it (distance is 1-Lipschitz); (2) from the second
+        evaluation near a reference on, each tested vertex's nearest surface vertices come from its
+        2k nearest (taken once, at that evaluation's pose) wherever that is certain
+        (``SurfaceProximity.nearest_from_lists``), instead of a tree query. The contact set and
+        forces are the same as with every candidate tested afresh. The reference (all candidates
+        tested) is renewed when the candidates change or the bodies moved more than the candidates'
+        slack; a renewal within a sequence takes the lists at once. Newton iterations, finite
+        differences and integrator steps move micrometres and test ~a third of the vertices."""
         key = (bed_body, other)
+        slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
+        ref = self._reference.get(key)
+        if ref is not None and ref[2] is cand:
+            R0, p0, _, depth0, lists = ref
+            moved = bed.max_displacement(R_ob, p_ob, R0, p0)
+            if moved <= slack:
+                sel = np.flatnonzero(depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12)
+                return self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, sel, facing, lists)
+        depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
+        if ref is None:  # a first evaluation: maybe a single one, so no lists yet
+            self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
+            cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing,
+                                        candidates=cand, facing_cos=self.facing_cos)
+        else:  # renewed in a sequence of evaluations: the lists now, for the ones to come
+            self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
+            cp = self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, np.arange(len(cand)), facing, None)
+        # the depth's sign is continuous (1-Lipschitz) except round the rim of an open sheet: test those again
+        depth0[np.searchsorted(cand, cp.index)] = np.where(surf.rim_face[cp.face], np.inf, cp.depth)
+        return cp
+
+    def _closest_from_lists(self, key, bed: ContactSurface, surf: ContactSurface, R_ob: np.ndarray,
+                            p_ob: np.ndarray, P_o: np.ndarray, cand: np.ndarray, sel: np.ndarray,
+                            facing: np.ndarray | None, lists: tuple | None):
+        """``closest`` of the bed vertices cand[sel] with their k nearest surface vertices taken from
+        the candidates' 2k-nearest lists (made now when absent or when the bodies moved past their
+        slack since) where certain, and from the tree for the rest."""
         prox = surf.proximity
         k = prox.nearest_count(facing is not None)
         bound = self.search_distance + prox.max_edge
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
-        ref = self._reference.get(key)
-        if ref is not None and ref[2] is cand:
-            R0, p0, _, depth0, lists, outside = ref
-            moved = bed.max_displacement(R_ob, p_ob, R0, p0)
-            if moved <= slack:
-                sel = np.flatnonzero(depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12)
-                return self._closest_with_lists(prox, P_o, cand[sel], lists[sel], outside[sel] - moved, k, bound,
-                                                facing)
-        lists, outside = prox.nearest_lists(P_o[cand], 2 * k, bound + slack)
-        cp = self._closest_with_lists(prox, P_o, cand, lists, outside, k, bound, facing)
-        depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
-        # the depth's sign is continuous (1-Lipschitz) except round the rim of an open sheet: test those again
-        depth0[np.searchsorted(cand, cp.index)] = np.where(surf.rim_face[cp.face], np.inf, cp.depth)
-        self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, lists, outside)
-        return cp
-
-    def _closest_with_lists(self, prox, P_o: np.ndarray, idx: np.ndarray, lists: np.ndarray, outside: np.ndarray,
-                            k: int, bound: float, facing: np.ndarray | None):
-        """``prox.closest`` of bed vertices idx with their k nearest surface vertices taken from the
-        lists where certain and from the tree for the rest."""
+        moved = np.inf if lists is None else bed.max_displacement(R_ob, p_ob, lists[0], lists[1])
+        if moved > slack:
+            near_all, outside_all = prox.nearest_lists(P_o[cand], 2 * k, bound + slack)
+            lists = (R_ob.copy(), p_ob.copy(), near_all, outside_all)
+            moved = 0.0
+            ref = self._reference[key]
+            self._reference[key] = ref[:4] + (lists,)
+        idx = cand[sel]
         q = P_o[idx]
-        near, ok = prox.nearest_from_lists(q, lists, outside, k, bound)
+        near, ok = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved, k, bound)
         if not ok.all():
             redo = np.flatnonzero(~ok)
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
