@@ -662,7 +662,7 @@ class MainWindow(QMainWindow):
             if not self.study_in_process:
                 fn = self.study_function(study)
         self.run_panel.progress.setValue(0)
-        self.run_panel.status.setText(f"Running {study or 'study'}…")
+        self.run_panel.status.setText(self._running_text(study))
         self.plots.preload()  # the run's plots are drawn when it ends
         self._live_project = self.doc.project
         if fn is None:
@@ -672,6 +672,17 @@ class MainWindow(QMainWindow):
             self._active = self.runner
             self.runner.start(fn)
         return True
+
+    def _running_text(self, study: str | None) -> str:
+        """What the status line says while ``study`` runs (dynamics: the integrator and accuracy used)."""
+        if study != "dynamics":
+            return f"Running {study or 'study'}…"
+        from jointmodeller.app.studies import choose_method
+
+        opts = self.run_panel.dynamics_options()
+        method = choose_method(self.doc.project, opts["method"])
+        how = "chosen automatically: " if opts["method"] == "auto" else ""
+        return f"Running dynamics to {opts['t_end']:g} s ({how}{method}, accuracy 1e-{int(opts['digits'])})…"
 
     def _progress(self, fraction: float) -> None:
         """Move the progress bar, at most PROGRESS_BAR_INTERVAL_S apart (each repaint of a widget

@@ -62,6 +62,7 @@ def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, 
     rp.digits.setValue(4)
     with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
         rp.start.click()
+        assert rp.status.text() == "Running dynamics to 0.02 s (BDF, accuracy 1e-4)…"
     run = blocker.args[0]
     assert run.status == "completed", run.message
     assert run.parameters["method"] == "BDF" and run.parameters["digits"] == 4.0
@@ -69,6 +70,7 @@ def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, 
     rp.method.setCurrentIndex(rp.method.findData("auto"))
     with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
         rp.start.click()
+        assert "chosen automatically: DOP853" in rp.status.text()
     assert blocker.args[0].parameters["method"] == "DOP853"
     assert blocker.args[0].parameters["method_requested"] == "auto"
 
