@@ -272,7 +272,7 @@ def run_headless(project_path: str | None) -> int:
         print()
         run = studies.run_equilibrium(project, progress=ProgressBar("equilibrium"), max_wall_s=HEADLESS_WALL_S)
         _print_run(run, store.save_run(run))
-        run = studies.run_dynamics(project, t_end=0.2, report_dt=0.005, digits=4, method="BDF",
+        run = studies.run_dynamics(project, t_end=0.2, report_dt=0.005, digits=4,
                                    max_wall_s=HEADLESS_DYNAMICS_WALL_S, progress=ProgressBar("dynamics"))
         _print_run(run, store.save_run(run))
         if project.experiments:
