@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from jointmodeller.core.geometry.mass_properties import mesh_mass_properties
+from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.io import mesh_demo
 from jointmodeller.io.meshes import read_mesh
 from jointmodeller.model.mesh import MeshData
@@ -126,49 +127,12 @@ def load_demo_meshes(high_res: bool = False) -> dict[str, MeshData]:
     return {n: read_mesh(p, units="m", name=p.name) for n, p in demo_mesh_paths(high_res).items()}
 
 
-def closest_points_on_triangles(point: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """Closest point on each triangle to one point (Ericson, Real-Time Collision Detection §5.1.5).
-
-    point (3,), tri (m, 3, 3) -> (m, 3). Vectorised over triangles: exact, no spatial index.
-    """
-    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    ab, ac, ap = b - a, c - a, point - a
-    d1, d2 = np.einsum("ij,ij->i", ab, ap), np.einsum("ij,ij->i", ac, ap)
-    bp = point - b
-    d3, d4 = np.einsum("ij,ij->i", ab, bp), np.einsum("ij,ij->i", ac, bp)
-    cp = point - c
-    d5, d6 = np.einsum("ij,ij->i", ab, cp), np.einsum("ij,ij->i", ac, cp)
-    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        denom = 1.0 / (va + vb + vc)
-        v, w = vb * denom, vc * denom
-        out = a + ab * v[:, None] + ac * w[:, None]  # interior
-        t_ab = d1 / (d1 - d3)
-        t_ac = d2 / (d2 - d6)
-        t_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-    regions = [
-        ((d1 <= 0) & (d2 <= 0), lambda: a),
-        ((d3 >= 0) & (d4 <= d3), lambda: b),
-        ((d6 >= 0) & (d5 <= d6), lambda: c),
-        ((vc <= 0) & (d1 >= 0) & (d3 <= 0), lambda: a + ab * t_ab[:, None]),
-        ((vb <= 0) & (d2 >= 0) & (d6 <= 0), lambda: a + ac * t_ac[:, None]),
-        ((va <= 0) & ((d4 - d3) >= 0) & ((d5 - d6) >= 0), lambda: b + (c - b) * t_bc[:, None]),
-    ]
-    done = np.zeros(len(tri), dtype=bool)
-    for mask, value in regions:
-        sel = mask & ~done
-        if sel.any():
-            out[sel] = value()[sel]
-        done |= sel
-    return out
-
-
 def snap_to_surface(mesh: MeshData, points: np.ndarray) -> np.ndarray:
     """Closest points (k, 3) on the mesh surface to points (k, 3) (attachments sit on the bone)."""
     tri = mesh.vertices_L[mesh.faces]
     out = []
     for p in np.atleast_2d(np.asarray(points, dtype=np.float64)):
-        cand = closest_points_on_triangles(p, tri)
+        cand, _ = closest_point_on_triangles(np.broadcast_to(p, (len(tri), 3)), tri[:, 0], tri[:, 1], tri[:, 2])
         out.append(cand[np.argmin(np.einsum("ij,ij->i", cand - p, cand - p))])
     return np.array(out)
 
