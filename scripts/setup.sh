@@ -37,5 +37,12 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   else
     .venv/bin/python -m pip install -q -e .
   fi
+  # pip can report a failed wheel build and still exit 0 (seen when its own error printing broke):
+  # check that the package really is installed, with its command, before calling the setup done
+  if ! .venv/bin/python -c "import importlib.metadata as m; m.version('jointmodeller')" 2>/dev/null \
+      || [ ! -x .venv/bin/jointmodeller ]; then
+    echo "[setup] jointmodeller did not install into .venv (see pip's output above)" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi
