@@ -249,8 +249,9 @@ def test_anticipating_stiffness_sees_contact_just_before_it_happens(sphere_on_pl
 
 @needs_numba
 def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
-    """Successive evaluations reuse the prefiltered bed vertices while the motion stays within the
-    slack; along a wandering path the result equals a fresh search bit for bit."""
+    """Successive evaluations reuse the prefiltered bed vertices, the reference pose and the
+    nearest-vertex lists while the motion stays within the slack; along a wandering path on closed
+    surfaces (facing search) the result equals a fresh search bit for bit."""
     big = trimesh.creation.icosphere(5, R2)
     warm = ContactPair(0, 1, sphere.vertices, sphere.faces, big.vertices, big.faces, H, E, NU)
     cold = ContactPair(0, 1, None, None, None, None, H, E, NU, surfaces=(warm.surface_a, warm.surface_b))
@@ -265,10 +266,12 @@ def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
         a = warm.evaluate(0.0, kinematics(p, R))
         reused += all(before.get(k) is v for k, v in warm._cache.items()) and bool(before)
         cold._cache.clear()
+        cold._reference.clear()  # a first evaluation every time: tree queries, no reference or lists
         b = cold.evaluate(0.0, kinematics(p, R))
         assert np.array_equal(a.bed_vertex, b.bed_vertex) and np.array_equal(a.force_G, b.force_G)
         assert a.n_points > 0
     assert reused > 5  # the cache was really used
+    assert any(ref[4] is not None for ref in warm._reference.values())  # and the nearest-vertex lists
 
 
 def test_pose_at_contact_brings_the_sphere_onto_the_plane(sphere_on_plane):
