@@ -80,16 +80,16 @@ def reference_energy(system: MechanicalSystem, t: float, y: np.ndarray) -> float
     return (system.kinetic_energy(y) + abs(system.tissue_forces.energy(t, kin)) + (loads + weight) * L) or 1e-9
 
 
-def _interpolator(solver) -> Callable[[np.ndarray], np.ndarray]:
-    """(k,) times -> (k, d) states of the solver's last step from its dense output (built on first use)."""
-    dense = []
+def _step_dense(solver) -> Callable[[], object]:
+    """The solver's dense output of its last step, built at most once and only when asked for."""
+    cache = []
 
-    def interpolate(ts: np.ndarray) -> np.ndarray:
-        if not dense:
-            dense.append(solver.dense_output())
-        return np.atleast_2d(dense[0](np.asarray(ts, float)).T).reshape(len(np.atleast_1d(ts)), -1)
+    def get():
+        if not cache:
+            cache.append(solver.dense_output())
+        return cache[0]
 
-    return interpolate
+    return get
 
 
 def simulate(
@@ -181,10 +181,12 @@ def simulate(
             message = (f"simulation diverged at t = {solver.t:.6g} s: kinetic energy {ke:.3g} J exceeds "
                        f"{limit:.3g} J (energy blow-up); try more digits of accuracy or an implicit method")
             break
+        step_dense = _step_dense(solver)
         if on_step is not None:
-            on_step(float(solver.t), solver.y.copy(), _interpolator(solver))
+            on_step(float(solver.t), solver.y.copy(),
+                    lambda ts: np.asarray(step_dense()(np.atleast_1d(np.asarray(ts, float)))).T)
         if next_k < len(report) and report[next_k] <= solver.t + 1e-12 * max(1.0, abs(solver.t)):
-            dense = solver.dense_output()
+            dense = step_dense()
             while next_k < len(report) and report[next_k] <= solver.t + 1e-12 * max(1.0, abs(solver.t)):
                 tk = min(report[next_k], solver.t)
                 yk = dense(tk) if tk < solver.t else solver.y.copy()
