@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -237,14 +238,20 @@ class SurfaceProximity:
     grid: PointGrid = field(repr=False)
     tree: cKDTree = field(repr=False)
     vertex_faces: np.ndarray = field(repr=False)
-    face_spheres: np.ndarray = field(repr=False, default=None)  # (m, 4): centroid, radius about it
 
-    def __post_init__(self) -> None:
-        if self.face_spheres is None:
-            tri = self.vertices[self.faces]
-            centre = tri.mean(axis=1)
-            radius = np.sqrt(((tri - centre[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
-            object.__setattr__(self, "face_spheres", np.ascontiguousarray(np.column_stack([centre, radius])))
+    @cached_property
+    def face_spheres(self) -> np.ndarray:
+        """(m, 4): each face's centroid and the radius about it that holds its corners (the kernel's
+        cheap rejection test)."""
+        tri = self.vertices[self.faces]
+        centre = tri.mean(axis=1)
+        radius = np.sqrt(((tri - centre[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+        return np.ascontiguousarray(np.column_stack([centre, radius]))
+
+    def search_bound(self, distance: float) -> float:
+        """How far from a point its nearest vertices are looked for when the surface within
+        ``distance`` matters: the closest point lies within one longest edge of a vertex."""
+        return distance + self.max_edge
 
     @classmethod
     def build(cls, vertices: np.ndarray, faces: np.ndarray, grid: PointGrid | None = None,
@@ -337,7 +344,7 @@ class SurfaceProximity:
         them (:meth:`nearest_lists` / :meth:`nearest_from_lists`), to skip that query.
         """
         points = np.asarray(points, dtype=np.float64)
-        bound = distance + self.max_edge
+        bound = self.search_bound(distance)
         if candidates is None:
             idx = self.candidates(points, distance, beneath_only)
         else:
@@ -358,7 +365,8 @@ class SurfaceProximity:
         if m:
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(np.asarray(facing, float)[idx])
             _kernel(_closest_kernel, use_numba)(q, near, self.vertex_faces, self.vertices, self.faces,
-                                                self.face_spheres, self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2, f)
+                                                self.face_spheres, self.vertex_normals, fac, facing is not None,
+                                                facing_cos, s, n, d2, f)
         dist = np.sqrt(d2)
         ok = (f >= 0) & (dist <= distance)
         s, n, dist, f, idx = s[ok], n[ok], dist[ok], f[ok], idx[ok]

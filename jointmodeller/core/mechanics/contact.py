@@ -349,12 +349,11 @@ class ContactPair:
                 sel = np.flatnonzero(depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12)
                 return self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, sel, facing, lists)
         depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
+        self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
         if ref is None:  # a first evaluation: maybe a single one, so no lists yet
-            self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
             cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing,
                                         candidates=cand, facing_cos=self.facing_cos)
         else:  # renewed in a sequence of evaluations: the lists now, for the ones to come
-            self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
             cp = self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, np.arange(len(cand)), facing, None)
         # the depth's sign is continuous (1-Lipschitz) except round the rim of an open sheet: test those again
         depth0[np.searchsorted(cand, cp.index)] = np.where(surf.rim_face[cp.face], np.inf, cp.depth)
@@ -368,7 +367,7 @@ class ContactPair:
         slack since) where certain, and from the tree for the rest."""
         prox = surf.proximity
         k = prox.nearest_count(facing is not None)
-        bound = self.search_distance + prox.max_edge
+        bound = prox.search_bound(self.search_distance)
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
         moved = np.inf if lists is None else bed.max_displacement(R_ob, p_ob, lists[0], lists[1])
         if moved > slack:
