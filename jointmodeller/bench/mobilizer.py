@@ -117,38 +117,22 @@ def _pin_chain(system):
 
 
 @njit(cache=True)
-def _loop_plain(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
-    """n forward-dynamics evaluations of a tree through the lean kernel (what the engine runs)."""
+def _loop_tree(fd, ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
+    """n forward-dynamics evaluations of a tree by ``fd`` (lean.forward_dynamics_lean, what the engine
+    runs, or the reference packed.forward_dynamics_p)."""
     s = 0.0
     for _ in range(n):
-        s += forward_dynamics_lean(ib, fb, q, u, tau, f)[0]
+        s += fd(ib, fb, q, u, tau, f)[0]
     return s
 
 
 @njit(cache=True)
-def _loop_coupled(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
-    """n constrained forward-dynamics evaluations (couplers) through the lean kernel."""
+def _loop_coupled(fd, ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
+    """n constrained forward-dynamics evaluations (couplers) by ``fd`` (lean.coupled_udot_lean or the
+    reference coupled.coupled_udot_p)."""
     s = 0.0
     for _ in range(n):
-        s += coupled_udot_lean(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f)[0]
-    return s
-
-
-@njit(cache=True)
-def _loop_plain_ref(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
-    """As _loop_plain through the reference kernels (packed.forward_dynamics_p)."""
-    s = 0.0
-    for _ in range(n):
-        s += forward_dynamics_p(ib, fb, q, u, tau, f)[0]
-    return s
-
-
-@njit(cache=True)
-def _loop_coupled_ref(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f, n):
-    """As _loop_coupled through the reference kernels (coupled.coupled_udot_p)."""
-    s = 0.0
-    for _ in range(n):
-        s += coupled_udot_p(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f)[0]
+        s += fd(ib, fb, cb, cft, cfa, cfo, cfd, q, u, tau, f)[0]
     return s
 
 
@@ -185,18 +169,23 @@ def run() -> list[Figure]:
     args_c = _fd_args(custom, sc2)
     args_p = _fd_args(planar, sp2)
     args_pin = _fd_args(pin_knee, spin)
-    loops = (_loop_plain, _loop_coupled, _loop_plain_ref, _loop_coupled_ref)
-    for loop in loops:
-        loop(*(args_p if "coupled" in loop.__name__ else args_c), 1)
+    runs = {  # (loop, kernel, arguments)
+        "custom": (_loop_tree, forward_dynamics_lean, args_c), "coupled": (_loop_coupled, coupled_udot_lean, args_p),
+        "pin": (_loop_tree, forward_dynamics_lean, args_pin), "custom_ref": (_loop_tree, forward_dynamics_p, args_c),
+        "coupled_ref": (_loop_coupled, coupled_udot_p, args_p),
+    }
+    for loop, fd, args in runs.values():
+        loop(fd, *args, 1)
 
-    def per_call(loop, args, repeat=25):
-        return time_call(lambda: loop(*args, n_loop), repeat=repeat) / n_loop
+    def per_call(name, repeat=25):
+        loop, fd, args = runs[name]
+        return time_call(lambda: loop(fd, *args, n_loop), repeat=repeat) / n_loop
 
-    t_acc_c = per_call(_loop_plain, args_c)
-    t_acc_p = per_call(_loop_coupled, args_p)
-    t_acc_pin = per_call(_loop_plain, args_pin)
-    t_ref_c = per_call(_loop_plain_ref, args_c, 7)
-    t_ref_p = per_call(_loop_coupled_ref, args_p, 7)
+    t_acc_c = per_call("custom")
+    t_acc_p = per_call("coupled")
+    t_acc_pin = per_call("pin")
+    t_ref_c = per_call("custom_ref", 7)
+    t_ref_p = per_call("coupled_ref", 7)
     t_call_c = time_call(lambda: custom.forward_dynamics(sc2), repeat=5, number=200)
     t_call_p = time_call(lambda: planar.forward_dynamics(sp2), repeat=5, number=200)
     figs.append(Figure(
