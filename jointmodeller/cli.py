@@ -249,8 +249,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
 HEADLESS_WALL_S = 120.0
 """Wall-time limit of each study in a headless run; a study stopped by it keeps its samples."""
 HEADLESS_DYNAMICS_WALL_S = 30.0
-"""The demo's dynamics on stiff cartilage advances ~1e-4 s per wall second (README, current limits):
-a short look at it, with the implicit BDF that suits stiff contact, stopped after this many seconds."""
+"""The demo's dynamics on stiff cartilage advances a few ms of simulated time per wall second (README,
+current limits): a short look at it, with the automatic integrator choice, stopped after this many seconds."""
 
 
 def run_headless(project_path: str | None) -> int:

@@ -162,13 +162,14 @@ def run_dynamics(
     live through it, for explicit and implicit methods alike.
 
     digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`), DOP853, RK45, Radau, BDF
-    or LSODA; the run's parameters record the method used. A diverged run comes back with status "failed", its message, and every sample up to
-    the failure.
+    or LSODA; the run's parameters record the method used. A diverged run comes back with status
+    "failed", its message, and every sample up to the failure.
     """
     requested = method
     method = choose_method(project, method)
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
-              "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
+              "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping,
+              "max_wall_s": max_wall_s}
     started = time.perf_counter()
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
     deadline = None if max_wall_s is None else started + float(max_wall_s)

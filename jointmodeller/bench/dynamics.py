@@ -5,8 +5,9 @@ axial/bushing), the compiled kernel vs a straightforward per-element Python loop
 numpy_force_evals_per_s: the vectorised numpy path vs the same loop.
 rhs_evals_per_s: full state derivative (forces + Newton–Euler) per second vs the loop-based forces.
 demo_realtime_factor: simulated seconds per wall second of the demo elbow as the project defines it
-(contact and wrapping) with the app's integrator choice (BDF with contact), each run time-boxed; baseline: the same model with straight tissues and no
-contact (what the core alone costs). Falls back to the synthetic two-bone model without the demo.
+(contact and wrapping) with the app's integrator choice (BDF with contact), each run time-boxed;
+baseline: the same model with straight tissues and no contact (what the core alone costs). Falls back
+to the synthetic two-bone model without the demo.
 """
 
 from __future__ import annotations
@@ -101,7 +102,6 @@ def _demo_figure() -> Figure:
     try:
         from jointmodeller.app.build import build_mechanical_system
         from jointmodeller.app.demo import build_demo_project
-
         from jointmodeller.app.studies import choose_method
 
         project = build_demo_project()
