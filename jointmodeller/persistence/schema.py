@@ -1,4 +1,5 @@
-"""Schema versions of project files, through the Alembic migrations in db/.
+"""Schema versions of project files, through the Alembic migrations in ./migrations (package data,
+so they travel with an installed wheel, not only with a source checkout).
 
 Checks are made on a read-only connection first, so a foreign, newer or damaged file is reported
 and left exactly as it was.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from alembic import command
@@ -19,7 +21,9 @@ from sqlalchemy.engine import Connection
 from jointmodeller.model.errors import ProjectFileError
 from jointmodeller.persistence.tables import APPLICATION_ID
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "db"
+# Found through the package (importlib.resources), wherever it is installed. Alembic reads the scripts
+# from a real folder, so the package must be installed as files (a wheel, editable or not), not zipped.
+MIGRATIONS_DIR = Path(str(files("jointmodeller.persistence").joinpath("migrations")))
 
 
 @lru_cache(maxsize=1)

@@ -20,6 +20,7 @@ if connection is not None:
 else:
     path = context.get_x_argument(as_dictionary=True).get("project")
     if not path:
-        raise SystemExit("give the project file: alembic -c db/alembic.ini -x project=PATH.jmdb upgrade head")
+        raise SystemExit("give the project file: alembic -c jointmodeller/persistence/migrations/alembic.ini"
+                         " -x project=PATH.jmdb upgrade head")
     with create_engine(f"sqlite:///{path}").connect() as conn:
         run(conn)
