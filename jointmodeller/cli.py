@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import math
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -18,7 +19,7 @@ from jointmodeller import __version__
 from jointmodeller.model.errors import JointModellerError
 
 COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
-            "import-osim", "muscle-paths", "bench", "gui")
+            "import-osim", "muscle-paths", "coordinates", "bench", "gui")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -146,6 +147,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_run_csv(run, args.csv)
         print(f"series written to {args.csv}")
     return 0 if run.status == "completed" else 1
+
+
+def _names(values: Sequence[str] | None) -> list[str]:
+    """Coordinate names from repeatable, comma-separated options."""
+    return [n.strip() for v in values or () for n in v.split(",") if n.strip()]
+
+
+def cmd_coordinates(args: argparse.Namespace) -> int:
+    from jointmodeller.app.coordinates import coordinate_table, set_coordinates
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        project = store.load_project()
+        rows = {r.name: r for r in coordinate_table(project)}
+        values = {}
+        for item in args.set or ():
+            name, sep, text = item.partition("=")
+            name = name.strip()
+            try:
+                value = float(text)
+            except ValueError:
+                raise JointModellerError(f"--set {item!r}: expected NAME=VALUE with a number (degrees or mm)") from None
+            if not sep or name not in rows:
+                raise JointModellerError(f"--set {item!r}: no coordinate named {name!r}")
+            values[name] = math.radians(value) if rows[name].rotational else value / 1000.0
+        changed = bool(args.lock_all or args.free_all or args.lock or args.free or values)
+        if changed:
+            project = set_coordinates(project, lock=_names(args.lock), free=_names(args.free), lock_all=args.lock_all,
+                                      free_all=args.free_all, values=values)
+            store.save_project(project)
+        table = coordinate_table(project)
+    for r in table:
+        value, unit = r.display
+        print(f"{r.name:24s} {r.mass:20s} {value:12.4f} {unit:3s} {'locked' if r.locked else 'free'}")
+    n_locked = sum(r.locked for r in table)
+    print(f"{len(table)} coordinates, {n_locked} locked, {len(table) - n_locked} free"
+          + (f"; saved to {args.project}" if changed else ""))
+    return 0
 
 
 def _print_run(run, run_id: int) -> None:
@@ -382,6 +421,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--step", type=float, default=5.0, help="degrees (default 5)")
     s.add_argument("--out", required=True, help="output folder (CSV and PNG)")
     s.set_defaults(func=cmd_muscle_paths)
+
+    s = sub.add_parser("coordinates", help="list the joint coordinates; lock, free or set them")
+    s.add_argument("project")
+    s.add_argument("--lock-all", action="store_true", help="lock every coordinate (then --free some)")
+    s.add_argument("--free-all", action="store_true", help="free every coordinate (then --lock some)")
+    s.add_argument("--lock", action="append", metavar="NAMES", help="lock these (comma-separated, repeatable)")
+    s.add_argument("--free", action="append", metavar="NAMES", help="free these (comma-separated, repeatable)")
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="set a coordinate's value: degrees when rotational, millimetres when translational")
+    s.set_defaults(func=cmd_coordinates)
 
     s = sub.add_parser("bench", help="run the benchmarks (each figure beside a same-run baseline)")
     s.add_argument("--json", action="store_true", help="print one JSON object")

@@ -8,7 +8,7 @@ Frames: each mass's mesh frame L is turned into its body frame B (centre of mass
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -61,13 +61,17 @@ def _pad(rows: list[np.ndarray]) -> np.ndarray:
 
 
 def build_mechanical_system(
-    project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None
+    project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None,
+    coordinate_index: dict[str, int] | None = None, q0: np.ndarray | None = None,
 ) -> BuiltMechanics:
     """The MJM system and initial state of ``project``.
 
     contact: add the project's contact pairs (core.mechanics.contact.ContactPair); wrapping: tissues
-    marked ``wraps`` follow paths over the bone meshes (else straight lines). Raises
-    ValidationError naming the row when a reference cannot be resolved.
+    marked ``wraps`` follow paths over the bone meshes (else straight lines). Tissues with via points
+    or wrap objects always follow their path (OpenSim's rules, core.studies.muscle_paths), in every
+    study. coordinate_index: the tree coordinates (name -> q index) when these force elements act on
+    a multibody tree, and q0 its coordinates at the initial pose; conditional via points need them. Raises ValidationError naming the row when a
+    reference cannot be resolved or a request cannot be honoured.
     """
     problems: list[Problem] = []
     masses = list(project.masses)
@@ -136,9 +140,18 @@ def build_mechanical_system(
         rest = a.initial_length_m if a.initial_length_m is not None else s.slack_length_m
         R_AS = R_BL[ia] if model == BUSHING else np.eye(3)  # spring frame S = body A's mesh frame L
         rest_S = (R_AS.T @ R_GB[ia].T @ (pb - pa)) if model == BUSHING else np.zeros(3)
-        rows.append(dict(a=ia, b=ib, ra=ra, rb=rb, k=(kx, ky or (0.0,), kz or (0.0,)), c=(s.cx, s.cy, s.cz),
+        routed = bool(a.via_points or a.wrap_objects)
+        if routed and model == BUSHING:
+            problems.append(Problem("attachments", a.name, "spring",
+                                    f"spring type {s.name!r} is a bushing, which cannot follow via points or wrap objects"))
+        if routed and a.wraps:
+            problems.append(Problem("attachments", a.name, "wraps",
+                                    "a path through via points or over wrap objects cannot also wrap over the bone "
+                                    "meshes; clear 'wraps' or remove the via points and wrap objects"))
+        rows.append(dict(routed=routed and model == AXIAL, a=ia, b=ib, ra=ra, rb=rb, k=(kx, ky or (0.0,), kz or (0.0,)), c=(s.cx, s.cy, s.cz),
                          only=bool(s.tension_only) and model == AXIAL, rest=rest, straight=float(np.linalg.norm(pb - pa)),
-                         model=model, R_AS=R_AS, rest_S=rest_S, wrapped=bool(a.wraps) and wrapping and model == AXIAL,
+                         model=model, R_AS=R_AS, rest_S=rest_S,
+                         mesh_wrapped=bool(a.wraps) and wrapping and model == AXIAL and not routed,
                          name=a.name, spring=s.name, law=law, eps_l=s.transition_strain))
     deg = max([len(k) for r in rows for k in r["k"]] + [1])
     m = len(rows)
@@ -152,7 +165,8 @@ def build_mechanical_system(
         np.array([r["rb"] for r in rows]).reshape(m, 3), coeffs, np.array([r["c"] for r in rows], float).reshape(m, 3),
         tension_only=[r["only"] for r in rows], rest_length=np.nan_to_num(rest, nan=0.0),
         model=[r["model"] for r in rows], R_AS=np.array([r["R_AS"] for r in rows]).reshape(m, 3, 3),
-        rest_S=np.array([r["rest_S"] for r in rows]).reshape(m, 3), wrapped=[r["wrapped"] for r in rows],
+        rest_S=np.array([r["rest_S"] for r in rows]).reshape(m, 3),
+        wrapped=[r["mesh_wrapped"] or r["routed"] for r in rows],
         names=[r["name"] for r in rows], law=[r["law"] for r in rows],
         transition_strain=[r["eps_l"] for r in rows],
     )
@@ -189,17 +203,36 @@ def build_mechanical_system(
     def mesh_B(i: int, mesh) -> np.ndarray:
         return bodies.points_B(np.full(len(mesh.vertices_L), i), mesh.vertices_L)
 
-    provider = None
-    if tissues.wrapped.any():
+    parts = []
+    routed_rows = np.array([i for i, r in enumerate(rows) if r["routed"]], np.int64)
+    if routed_rows.size:
+        from jointmodeller.core.studies.muscle_paths import AnalyticPathProvider, mjm_path_specs
+
+        try:
+            specs = mjm_path_specs(project, [r["name"] for r in rows], index, bodies.R_BL, bodies.com_L,
+                                   coordinate_index=coordinate_index)
+        except (KeyError, ValueError) as exc:
+            bad = next((r["name"] for r in rows if r["routed"]), None)
+            raise ValidationError(Problem("attachments", bad, "via_points", str(exc).strip("'\""))) from None
+        parts.append((routed_rows, AnalyticPathProvider(specs)))
+    mesh_rows = np.array([i for i, r in enumerate(rows) if r["mesh_wrapped"]], np.int64)
+    if mesh_rows.size:
         from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle
         from jointmodeller.core.mechanics.wrapped_tissue import WrappingPathProvider
 
         obstacles = [MeshObstacle(mesh_B(i, mm.mesh), mm.mesh.faces, i, mm.name)
                      for i, mm in enumerate(masses) if mm.mesh is not None]
-        if obstacles:
-            provider = WrappingPathProvider(tissues, obstacles)
-        else:
-            tissues.wrapped[:] = False
+        if not obstacles:
+            raise ValidationError(Problem("attachments", rows[int(mesh_rows[0])]["name"], "wraps",
+                                          "wraps over the bone meshes, but no mass has a mesh"))
+        parts.append((mesh_rows, WrappingPathProvider(tissues, obstacles, rows=mesh_rows)))
+    provider = None
+    if len(parts) == 1:
+        provider = parts[0][1]
+    elif parts:
+        from jointmodeller.core.mechanics.tissues import CombinedPathProvider
+
+        provider = CombinedPathProvider(parts)
 
     extra = []
     if contact and project.contacts:
@@ -237,7 +270,10 @@ def build_mechanical_system(
     # rest lengths left open: the length at the initial pose (wrapped: along the path)
     open_rest = np.isnan(rest) & (tissues.model == AXIAL)
     if open_rest.any():
-        lengths = system.tissue_forces.evaluate(0.0, state.get_kinematics()).length
+        kin0 = state.get_kinematics()
+        if q0 is not None:
+            kin0 = replace(kin0, q=np.asarray(q0, float))
+        lengths = system.tissue_forces.evaluate(0.0, kin0).length
         tissues.rest_length[open_rest] = lengths[open_rest]
     return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)
 

@@ -1,10 +1,12 @@
-"""The mobilizer backend on a whole project: mass rows with a JointSpec ride their mobilizers, the
-others are free 6-DOF bodies (MJM's case) or welded when fixed, and the project's constraints and
-the MJM force elements (tissues, wrapping, contact, loads) act on the tree (issue 6 item 4).
+"""The multibody tree of a whole project: mass rows with a JointSpec ride their mobilizers, the
+others are free 6-DOF bodies (MJM's case) or welded when fixed; the project's constraints, locked
+coordinates and the MJM force elements (tissues with their via points and wrap objects, mesh
+wrapping, contact, loads) act on the tree, built with the system, never patched in afterwards.
 
 One way of doing each thing: the tree comes from ``core.studies.muscle_paths.build_multibody``, the
-force elements from ``app.build.build_mechanical_system``; this module only bridges their body
-orders and frames, maps constraint rows, and runs and reports a simulation like ``app.studies``.
+force elements from ``app.build.build_mechanical_system``; this module bridges their body orders and
+frames, maps constraint rows and locked coordinates, and runs and reports equilibrium and dynamics
+like ``app.studies`` (which sends every project with joints or constraints here).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from jointmodeller.app.studies import state_series
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.rotations import matrix_to_quat
 from jointmodeller.core.multibody import constraints as mbc
-from jointmodeller.core.multibody.functions import Function
+from jointmodeller.core.multibody.functions import Constant, Function
 from jointmodeller.core.multibody.integrate import simulate
+from jointmodeller.core.multibody.system import MultibodySystem
 from jointmodeller.core.studies.muscle_paths import MultibodyModel, backend_function, build_multibody
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
@@ -56,7 +59,7 @@ class MechanicsForcesOnTree:
         R[idx] = np.einsum("nij,nkj->nik", kin.R_GB, self.R_BL)
         v[idx] = kin.v_G
         w[idx] = kin.w_G
-        return BodyKinematics(p, R, v, w)
+        return BodyKinematics(p, R, v, w, kin.q)
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
         mk = self.mech_kinematics(kin)
@@ -87,10 +90,20 @@ def _constraint(c: ConstraintSpec, model: MultibodyModel):
     """A core constraint for one constraint row (bodies by name, points in each body's L)."""
     body = [model.body[b] if b != GROUND else -1 for b in c.bodies]
     pts = [np.asarray(p, float) for p in c.points_L]
+    if c.kind in ("coordinate_coupler", "prescribed_motion"):
+        unknown = [n for n in c.coordinates if n not in model.qindex]
+        if unknown:
+            raise ValueError(f"no coordinate named {unknown[0]!r}")
+        if c.function is None:
+            raise ValueError("needs a function")
     if c.kind == "coordinate_coupler":
-        dep, ind = (model.qindex[n] for n in c.coordinates[:2])
-        return mbc.CoordinateCoupler(dep, ind, _function(c.function))
+        if len(c.coordinates) != 2:
+            raise ValueError("names the dependent coordinate, then one independent coordinate")
+        dep, ind = (model.qindex[n] for n in c.coordinates)
+        return mbc.CoordinateCoupler(dep, [ind], _function(c.function))
     if c.kind == "prescribed_motion":
+        if len(c.coordinates) != 1:
+            raise ValueError("names exactly one coordinate")
         return mbc.PrescribedMotion(model.qindex[c.coordinates[0]], _function(c.function))
     if c.kind == "point_on_plane":
         return mbc.PointOnPlane(body[0], np.asarray(c.direction, float), pts[0], body[1], pts[1])
@@ -107,14 +120,29 @@ def _constraint(c: ConstraintSpec, model: MultibodyModel):
     raise ValueError(f"unknown constraint kind {c.kind!r}")
 
 
+def locked_coordinates(project: Project) -> list[tuple[str, str]]:
+    """(mass, coordinate) of every coordinate the project locks, in row order."""
+    return [(m.name, name) for m in project.masses if m.joint is not None
+            for name, lock in zip(m.joint.coordinates, m.joint.locked) if lock]
+
+
+def needs_tree(project: Project) -> bool:
+    """Whether the project's rows need the multibody tree: a joint row, a constraint row, or a
+    conditional via point (only a tree has coordinates). Projects of free and fixed bones run the
+    same physics on the free-body fast path (``app.build``)."""
+    return (any(m.joint is not None for m in project.masses) or bool(project.constraints)
+            or any(v.coordinate for a in project.attachments for v in a.via_points))
+
+
 def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = True) -> MobilizedProject:
-    """The tree (mobilizers and constraints) with the MJM force elements acting on it."""
+    """The tree (mobilizers, constraints, locked coordinates) with the MJM force elements acting on
+    it; raises ValidationError naming every row that cannot be honoured."""
     try:
         model = build_multibody(project)
     except ValueError as exc:
         raise ValidationError(Problem("Masses", None, "joint", str(exc))) from None
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
-    system = model.system
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, coordinate_index=model.qindex,
+                                    q0=model.q0)
     tree_names = [n for n in sorted(model.body, key=model.body.get) if n != GROUND]
     problems = []
     constraints = []
@@ -123,13 +151,81 @@ def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = 
             constraints.append(_constraint(c, model))
         except (KeyError, IndexError, ValueError, TypeError) as exc:
             problems.append(Problem("Constraints", c.name or f"row {i + 1}", None,
-                                    f"cannot be used by the mobilizer backend: {exc}"))
+                                    f"cannot be used: {str(exc).strip(chr(39))}"))
+    for mass, name in locked_coordinates(project):
+        k = model.qindex.get(name)
+        if k is None:
+            problems.append(Problem("Masses", mass, "joint.locked", f"coordinate {name!r} is not a coordinate of the tree"))
+            continue
+        constraints.append(mbc.PrescribedMotion(k, Constant(float(model.q0[k]))))
+    bridge = MechanicsForcesOnTree(built, tree_names)
+    try:
+        system = MultibodySystem(model.system.bodies, constraints=constraints, gravity_G=project.info.gravity_G,
+                                 forces=[bridge])
+    except ValueError as exc:  # a coupled or locked coordinate whose mobilizer has q̇ ≠ u
+        problems.append(Problem("Constraints", None, None, f"cannot be used: {exc}"))
     if problems:
         raise ValidationError(problems)
-    bridge = MechanicsForcesOnTree(built, tree_names)
-    system.constraints = list(constraints)
-    system.forces = [bridge]
+    model = replace(model, system=system)
     return MobilizedProject(model, built, bridge, tree_names)
+
+
+def initial_state(mp: MobilizedProject, t: float = 0.0, tol: float = 1e-10):
+    """The tree's state at the project's default coordinates, assembled onto its constraints."""
+    system = mp.model.system
+    state = system.default_state()
+    state.t = float(t)
+    state.q[:] = mp.model.q0
+    if system.constraints:
+        try:
+            state = mbc.assemble(system, state, tol=tol)
+        except RuntimeError as exc:
+            raise ValidationError(Problem("Constraints", None, None,
+                                          f"no pose satisfies the constraints near the initial one ({exc})")) from None
+    return state
+
+
+def free_speeds(mp: MobilizedProject) -> np.ndarray:
+    """(nu,) bool: speeds neither locked, prescribed nor following a coupler."""
+    free = np.ones(mp.model.system.nu, bool)
+    for con in mp.model.system.constraints:
+        if isinstance(con, mbc.PrescribedMotion):
+            free[con._u] = False
+        elif isinstance(con, mbc.CoordinateCoupler):
+            free[con._ud] = False
+    return free
+
+
+def _connections(project: Project, model: MultibodyModel) -> list[tuple[int, int]]:
+    """Body pairs (tree indices, ground −1) that a tissue, contact pair or geometric constraint joins."""
+    idx = model.body
+    wraps = {w.name: w.body for w in project.wrap_objects}
+    out = []
+    for a in project.attachments:
+        bodies = [a.body_a, *(v.body for v in a.via_points), *(wraps.get(w, a.body_a) for w in a.wrap_objects), a.body_b]
+        ids = [idx.get(b, -1) for b in bodies]
+        out += [(ids[0], j) for j in ids[1:]]
+    out += [(idx.get(c.body_a, -1), idx.get(c.body_b, -1)) for c in project.contacts]
+    for c in project.constraints:
+        ids = [idx.get(b, -1) for b in c.bodies]
+        out += [(ids[0], j) for j in ids[1:]]
+    return out
+
+
+def unsupported_bodies(project: Project, mp: MobilizedProject, q: np.ndarray) -> list[str]:
+    """One line per body that gravity pulls along a free translation with nothing to hold it."""
+    from jointmodeller.core.studies.tree_equilibrium import unsupported_translations
+
+    system = mp.model.system
+    if not np.any(system.tree.gravity):
+        return []
+    uname = {k: n for n, k in mp.model.uindex.items()}
+    lines = []
+    for b, speeds in unsupported_translations(system, q, free_speeds(mp), _connections(project, mp.model)):
+        coords = ", ".join(uname.get(k, f"speed {k}") for k in speeds)
+        lines.append(f"{mp.tree_names[b]!r} can translate freely ({coords}) and nothing but gravity acts on it "
+                     "and the bodies it carries; lock those coordinates or add what holds it")
+    return lines
 
 
 def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -161,22 +257,17 @@ def run_dynamics_mobilized(
     cancel=None,
     contact: bool = True,
     wrapping: bool = True,
+    max_wall_s: float | None = None,
 ) -> RunRecord:
-    """Simulate the project on the mobilizer backend; the run reports like ``app.studies.run_dynamics``
-    plus the generalised coordinates ("q", "u") and the largest constraint error."""
-    params = {"study": "dynamics", "backend": "mobilizer", "t_end": float(t_end), "report_dt": float(report_dt),
-              "digits": float(digits), "contact": contact, "wrapping": wrapping}
+    """Simulate the project's tree; the run reports like ``app.studies.run_dynamics`` plus the
+    generalised coordinates ("q", "u") and the largest constraint error. max_wall_s: stop (status
+    "stopped", samples kept) after this many seconds of wall time."""
+    params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
+              "digits": float(digits), "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
     started = time.perf_counter()
     mp = build_mobilized(project, contact=contact, wrapping=wrapping)
     system = mp.model.system
-    state = system.default_state()
-    state.q[:] = mp.model.q0
-    if system.constraints:
-        try:
-            state = mbc.assemble(system, state, tol=min(1e-10, 10.0 ** -digits))
-        except RuntimeError as exc:
-            raise ValidationError(Problem("Constraints", None, None,
-                                          f"no pose satisfies the constraints near the initial one ({exc})")) from None
+    state = initial_state(mp, tol=min(1e-10, 10.0 ** -digits))
     accuracy = 10.0 ** -digits
     times = np.arange(0.0, t_end + 0.5 * report_dt, report_dt)
     chunks = np.array_split(times[1:], max(1, min(50, len(times) - 1)))
@@ -185,6 +276,9 @@ def run_dynamics_mobilized(
     for chunk in chunks:
         if cancel is not None and (cancel() if callable(cancel) else getattr(cancel, "is_set", lambda: False)()):
             status, message = "stopped", f"stopped by the user at t = {ts[-1]:.4g} s"
+            break
+        if max_wall_s is not None and time.perf_counter() - started > max_wall_s:
+            status, message = "stopped", f"stopped at the time limit of {max_wall_s:.3g} s (t = {ts[-1]:.6g} s reached)"
             break
         traj = simulate(system, state, float(chunk[-1]), accuracy=accuracy, out_times=chunk)
         if not (np.isfinite(traj.q).all() and np.isfinite(traj.u).all()):
@@ -199,10 +293,68 @@ def run_dynamics_mobilized(
         if progress is not None:
             progress(float(chunk[-1]) / t_end if t_end > 0 else 1.0)
     q, u, t = np.asarray(qs), np.asarray(us), np.asarray(ts)
-    series, labels = state_series(mp.built, t, _mech_states(mp, q, u))
+    series, labels = state_series(mp.built, t, _mech_states(mp, q, u), q)
     series["q"], series["u"] = q, u
     wall = time.perf_counter() - started
     summary = {"steps": steps, "force_evaluations": rhs, "simulated_s": float(t[-1]), "wall_time_s": wall,
                "max_constraint_error": cmax, "realtime_factor": float(t[-1]) / wall if wall > 0 else None}
     return RunRecord(study="dynamics", parameters=params, status=status, message=message, series=series,
+                     labels=labels, summary=summary)
+
+
+def run_equilibrium_mobilized(
+    project: Project,
+    *,
+    progress: Progress | None = None,
+    cancel=None,
+    contact: bool = True,
+    wrapping: bool = True,
+    t: float | None = None,
+    force_tol: float | None = None,
+    moment_tol: float | None = None,
+    max_iterations: int = 100,
+    max_wall_s: float | None = None,
+) -> RunRecord:
+    """Static equilibrium of the project's tree under its loads (at the end of their profiles),
+    locked coordinates held, prescribed ones at their value at that time, constraints honoured.
+
+    A project with a body that gravity pulls along a free translation with nothing to hold it has no
+    equilibrium: the run fails at once with one line naming it, instead of iterating.
+    """
+    from jointmodeller.core.studies.equilibrium import default_load_time
+    from jointmodeller.core.studies.tree_equilibrium import (
+        FORCE_TOLERANCE_N, MOMENT_TOLERANCE_NM, solve_tree_equilibrium)
+
+    started = time.perf_counter()
+    mp = build_mobilized(project, contact=contact, wrapping=wrapping)
+    t_load = default_load_time(mp.built.system) if t is None else float(t)
+    params = {"study": "equilibrium", "system": "tree", "contact": contact, "wrapping": wrapping, "t": t_load,
+              "max_iterations": max_iterations, "max_wall_s": max_wall_s}
+    state = initial_state(mp, t=t_load)
+    system = mp.model.system
+    unsupported = unsupported_bodies(project, mp, state.q)
+    if unsupported:
+        q, converged, message = state.q, False, "no static equilibrium: " + "; ".join(unsupported)
+        summary = {"converged": False, "iterations": 0, "wall_time_s": time.perf_counter() - started}
+    else:
+        res = solve_tree_equilibrium(
+            system, state, length_scale=mp.built.system.length_scale, t=t_load,
+            force_tol=FORCE_TOLERANCE_N if force_tol is None else force_tol,
+            moment_tol=MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol,
+            max_iterations=max_iterations, progress=progress,
+            cancel=None if cancel is None else (cancel if callable(cancel) else cancel.is_set),
+            max_wall_s=max_wall_s)
+        q, converged, message = res.state.q, res.converged, res.message
+        summary = {"residual_force_N": res.residual_force_N, "residual_moment_Nm": res.residual_moment_Nm,
+                   "converged": bool(res.converged), "iterations": int(res.iterations),
+                   "force_evaluations": int(res.evaluations), "method": "newton in tree coordinates",
+                   "wall_time_s": time.perf_counter() - started}
+    q = np.asarray(q, float)[None]
+    u = np.zeros((1, system.nu))
+    series, labels = state_series(mp.built, np.array([t_load]), _mech_states(mp, q, u), q)
+    series["q"] = q
+    names = {k: n for n, k in mp.model.qindex.items()}
+    labels["q"] = [names.get(k, f"q{k}") for k in range(system.nq)]
+    status = "completed" if converged else ("stopped" if message.startswith("stopped") else "failed")
+    return RunRecord(study="equilibrium", parameters=params, status=status, message=message, series=series,
                      labels=labels, summary=summary)

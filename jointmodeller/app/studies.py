@@ -40,8 +40,10 @@ def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
     return method
 
 
-def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tuple[dict, dict]:
-    """Series and labels of sampled states ys (k, 13n) at times (k,).
+def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
+                 tree_q: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Series and labels of sampled states ys (k, 13n) at times (k,); tree_q (k, nq): the tree's
+    coordinates at each sample when the states come from a multibody tree (conditional via points).
 
     body_p_G (k, n, 3) centre of mass; body_q_GB (k, n, 4); body_R_GB (k, n, 3, 3);
     mesh_R_GL (k, n, 3, 3) and mesh_origin_G (k, n, 3): where to draw each mesh (vertex_G =
@@ -70,6 +72,8 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray) -> tu
     ke = np.zeros(k)
     for j in range(k):  # a loop over report samples, after the run
         kin = system.kinematics(ys[j])
+        if tree_q is not None:
+            kin.q = np.asarray(tree_q[j], float)
         loads = system.tissue_forces.evaluate(float(times[j]), kin)
         length[j], force[j], elong[j] = loads.length, loads.tension, loads.elongation
         ke[j] = system.kinetic_energy(ys[j])
@@ -112,6 +116,13 @@ def run_equilibrium(project: Project, *, progress: Progress | None = None, cance
     max_iterations, fallback (bool), max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S). Summary: residuals, iterations, method and the natural
     frequencies of the linear model at the equilibrium.
     """
+    from jointmodeller.app.mobilized import needs_tree, run_equilibrium_mobilized
+
+    if needs_tree(project):  # joints, constraints or coordinates: the tree in its own coordinates
+        tree_opts = {k: options[k] for k in ("contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations",
+                                             "max_wall_s") if k in options}
+        tree_opts.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)
+        return run_equilibrium_mobilized(project, progress=progress, cancel=cancel, **tree_opts)
     build_opts = {k: options.pop(k) for k in ("contact", "wrapping") if k in options}
     solve_opts = {k: options[k] for k in ("t", "force_tol", "moment_tol", "max_iterations", "fallback", "max_wall_s")
                   if k in options}
@@ -165,6 +176,14 @@ def run_dynamics(
     or LSODA; the run's parameters record the method used. A diverged run comes back with status
     "failed", its message, and every sample up to the failure.
     """
+    from jointmodeller.app.mobilized import needs_tree, run_dynamics_mobilized
+
+    if needs_tree(project):  # joints, constraints or coordinates: the tree's own integrator
+        run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, progress=progress,
+                                     cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s)
+        run.parameters["method"] = "DOPRI5 with coordinate projection"
+        run.parameters["method_requested"] = method
+        return run
     requested = method
     method = choose_method(project, method)
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),

@@ -190,6 +190,7 @@ class _Reader:
         self.report = ImportReport(str(self.path), model.get("name", self.path.stem))
         self.coord_values: dict[str, float] = {}
         self.coord_joint: dict[str, str] = {}
+        self.coord_locked: dict[str, bool] = {}
         self.wrap_names: dict[tuple[str, str], str] = {}
 
     # ---- helpers -----------------------------------------------------------------------------
@@ -310,8 +311,7 @@ class _Reader:
                 clamped = doc.bool(c, "clamped") or doc.bool(c, "default_clamped")
                 self.report.coordinates.append(CoordinateInfo(cname, name, default, rng[0], rng[1], locked, clamped,
                                                               doc.text(c, "motion_type") or ""))
-                if locked:
-                    rep.approx(cname, "Coordinate", "locked in OpenSim; imported free (the project has no lock)")
+                self.coord_locked[cname] = locked
                 if c.find("prescribed_function") is not None and len(c.find("prescribed_function")) and \
                         doc.bool(c, "prescribed"):
                     rep.approx(cname, "Coordinate", "prescribed motion not imported")
@@ -358,6 +358,8 @@ class _Reader:
             type=kind, parent=j.parent.body, frame_parent=_frame_from(Rpf, ppf), frame_child=_frame_from(Rcm, pcm),
             parameters=params, functions=functions, coordinates=names, default_q=q0,
             reversed=doc.bool(el, "reverse"),
+            locked=tuple(self.coord_locked.get(c, False) for c in names) if any(
+                self.coord_locked.get(c, False) for c in names) else (),
         )
         j.pose = pose
 

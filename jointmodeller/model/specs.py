@@ -118,6 +118,9 @@ class JointSpec:
     parameters: e.g. {"pitch": m/rad} for screw, {"a","b","c"} radii for ellipsoid.
     functions: custom mobilizer: six functions (θ1, θ2, θ3, p1, p2, p3) of its coordinates.
     coordinates: names of this mobilizer's generalised coordinates; default_q their initial values.
+    locked: per coordinate, True holds it at its default value in every study (a testing rig's
+    clamp, OpenSim's ``locked``); empty means all free. A coordinate prescribed as a function of time
+    is a ``prescribed_motion`` constraint row instead.
     """
 
     type: str = "free"
@@ -129,6 +132,7 @@ class JointSpec:
     coordinates: tuple[str, ...] = ()
     default_q: tuple[float, ...] = ()
     reversed: bool = False
+    locked: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)

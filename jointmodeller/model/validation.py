@@ -181,6 +181,9 @@ def _check_joint(c: _Collector, r: str, joint: JointSpec, mass_names: set[str]) 
         c.add(s, r, "joint.default_q", "needs one value per coordinate")
     if not all(_finite(q) for q in joint.default_q):
         c.add(s, r, "joint.default_q", "must be finite numbers")
+    if joint.locked and len(joint.locked) != len(joint.coordinates):
+        c.add(s, r, "joint.locked", f"needs one true/false per coordinate ({len(joint.coordinates)}), "
+                                   f"got {len(joint.locked)}")
     if joint.type == "custom" and len(joint.functions) != 6:
         c.add(s, r, "joint.functions", "a custom mobilizer needs six functions (θ1, θ2, θ3, p1, p2, p3)")
     for k, fn in enumerate(joint.functions):

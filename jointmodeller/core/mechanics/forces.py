@@ -21,12 +21,15 @@ class BodyKinematics:
     R_GB:  (n, 3, 3) rotations taking body-frame (principal axes) components to global
     v_G:   (n, 3) centre-of-mass velocities [m/s]
     w_G:   (n, 3) angular velocities [rad/s]
+    q:     generalized coordinates of the multibody tree these poses come from, when they do
+           (conditional path points read their coordinate); None for free bodies
     """
 
     p_G: np.ndarray
     R_GB: np.ndarray
     v_G: np.ndarray
     w_G: np.ndarray
+    q: np.ndarray | None = None
 
     @property
     def n_bodies(self) -> int:

@@ -180,6 +180,31 @@ class PathProvider(Protocol):
         ...
 
 
+class CombinedPathProvider:
+    """One PathProvider made of several, each serving its own rows (mesh wrapping for some tissues,
+    via points and analytic wrap objects for others)."""
+
+    def __init__(self, parts: list[tuple[np.ndarray, PathProvider]]):
+        self.parts = [(np.asarray(rows, np.int64), provider) for rows, provider in parts]
+
+    def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
+        index = np.asarray(index, np.int64)
+        outs = [provider.wrapped_paths(t, kin, index[np.isin(index, rows)])
+                for rows, provider in self.parts if np.isin(index, rows).any()]
+        if len(outs) == 1:
+            return outs[0]
+        if not outs:
+            z = np.zeros((0, 3))
+            return WrappedPath(index[:0], TissueGeometry(np.zeros(0), np.zeros(0), z, z, z, z))
+        offsets = np.cumsum([0] + [len(o.index) for o in outs[:-1]])
+        cat = np.concatenate
+        geo = TissueGeometry(*(cat([getattr(o.geometry, f) for o in outs]) for f in
+                               ("length", "length_rate", "point_a_G", "point_b_G", "dir_a_G", "dir_b_G")))
+        return WrappedPath(cat([o.index for o in outs]), geo, cat([o.extra_body for o in outs]),
+                           cat([o.extra_tissue + off for o, off in zip(outs, offsets)]),
+                           cat([o.extra_point_G for o in outs]), cat([o.extra_dir_G for o in outs]))
+
+
 # ---------------------------------------------------------------- the compiled tissue arrays
 
 @dataclass

@@ -124,7 +124,9 @@ class WrappedTissue:
 class WrappingPathProvider:
     """``PathProvider`` for the wrapped rows of a TissueSet: one :class:`TissuePath` per row.
 
-    obstacles: the bone meshes (in their body frames); method: one of WRAP_METHODS.
+    obstacles: the bone meshes (in their body frames); method: one of WRAP_METHODS; rows: the rows
+    it serves (default: every wrapped row; others may be served by another provider, see
+    ``tissues.CombinedPathProvider``).
     """
 
     def __init__(
@@ -133,12 +135,14 @@ class WrappingPathProvider:
         obstacles: list[MeshObstacle],
         method: str = "taut",
         options: TautOptions | None = None,
+        rows: np.ndarray | None = None,
     ) -> None:
         self.tissues = tissues
+        rows = np.flatnonzero(tissues.wrapped) if rows is None else np.asarray(rows, np.int64)
         self.paths = {
             int(i): TissuePath(tissues.body_a[i], tissues.r_a_B[i], tissues.body_b[i], tissues.r_b_B[i],
                                obstacles, method, options)
-            for i in np.flatnonzero(tissues.wrapped)
+            for i in rows
         }
         self.last: dict[int, WrapPath] = {}
 

@@ -155,6 +155,7 @@ class Kinematics:
     p_GB: np.ndarray  # (nb, 3) body-frame origins
     w_G: np.ndarray  # (nb, 3)
     vo_G: np.ndarray  # (nb, 3) velocity of the body-frame origin
+    q: np.ndarray | None = None  # the coordinates these were computed from
 
 
 class MultibodySystem:
@@ -260,7 +261,7 @@ class MultibodySystem:
         Xup, S, v, c, R_GB, p_GB = kin_p(self._ib, self._fb, np.asarray(q, float), u)
         w_G = np.einsum("nij,nj->ni", R_GB, v[:, :3])
         vo_G = np.einsum("nij,nj->ni", R_GB, v[:, 3:])
-        return Kinematics(Xup, S, v, c, R_GB, p_GB, w_G, vo_G)
+        return Kinematics(Xup, S, v, c, R_GB, p_GB, w_G, vo_G, np.asarray(q, float))
 
     def body_accelerations(self, kin: Kinematics, udot: np.ndarray):
         """Angular accelerations alpha_G (nb, 3) and classical accelerations of the body-frame
@@ -313,6 +314,7 @@ class MultibodySystem:
             R_GB=np.einsum("nij,njk->nik", kin.R_GB, self.R_BK),
             v_G=kin.vo_G + np.cross(kin.w_G, arm),
             w_G=kin.w_G.copy(),
+            q=kin.q,
         )
 
     def spatial_forces(self, kin: Kinematics, force_G: np.ndarray, torque_G: np.ndarray) -> np.ndarray:

@@ -491,10 +491,14 @@ class _Poses:
 
 def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: dict[str, int],
                    R_BL: np.ndarray, com_L: np.ndarray,
-                   wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None) -> dict[int, PathSpec]:
+                   wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
+                   coordinate_index: dict[str, int] | None = None) -> dict[int, PathSpec]:
     """PathSpecs, in the MJM bodies' B frames (r_B = R_BL (r_L − com_L)), of the tissue rows whose
-    attachment has via points or wrap objects: {row index: PathSpec}. Conditional via points count as
-    always active (the free-body backend has no joint coordinates)."""
+    attachment has via points or wrap objects: {row index: PathSpec}.
+
+    coordinate_index: name -> index into the tree's q of the system the poses come from; a
+    conditional via point is active while its coordinate (read from ``kin.q``) is in its range.
+    Without it (free bodies: no coordinates) a conditional via point raises ValueError naming it."""
     atts = {a.name: a for a in project.attachments}
     wraps = {w.name: w for w in project.wrap_objects}
     R_BL = np.asarray(R_BL, float)
@@ -507,6 +511,16 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
         pts = [(a.body_a, a.point_a_L)] + [(v.body, v.point_L) for v in a.via_points] + [(a.body_b, a.point_b_L)]
         body = np.array([body_index[b] for b, _ in pts], int)
         r_B = np.array([R_BL[i] @ (np.asarray(p, float) - com_L[i]) for i, (_, p) in zip(body, pts)])
+        cond = -np.ones(len(pts), int)
+        cond_range = np.zeros((len(pts), 2))
+        for k, v in enumerate(a.via_points, start=1):
+            if not v.coordinate:
+                continue
+            if coordinate_index is None or v.coordinate not in coordinate_index:
+                raise ValueError(f"via point {k} is conditional on coordinate {v.coordinate!r}, which no "
+                                 "joint of the project has")
+            cond[k] = coordinate_index[v.coordinate]
+            cond_range[k] = (v.range_min, v.range_max)
         ranges = (wrap_ranges or {}).get(name)
         ws = []
         for k, wname in enumerate(a.wrap_objects):
@@ -516,7 +530,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
             s, e = ranges[k] if ranges is not None and k < len(ranges) else (-1, -1)
             ws.append(PathWrap(wname, i, R_BL[i] @ T[:3, :3], R_BL[i] @ (T[:3, 3] - com_L[i]), w.kind,
                                tuple(w.dimensions_m), w.quadrant, int(s), int(e)))
-        out[row] = PathSpec(name, body, r_B, -np.ones(len(pts), int), np.zeros((len(pts), 2)), tuple(ws))
+        out[row] = PathSpec(name, body, r_B, cond, cond_range, tuple(ws))
     return out
 
 
@@ -542,8 +556,9 @@ class AnalyticPathProvider:
         pa, pb, da, db = (np.zeros((k, 3)) for _ in range(4))
         xb, xt, xp, xd = [], [], [], []
         poses = _Poses(kin.p_G, kin.R_GB)
+        q = kin.q if getattr(kin, "q", None) is not None else np.zeros(0)
         for j, row in enumerate(index):
-            st = calc_path(None, self.paths[int(row)], np.zeros(0), poses)
+            st = calc_path(None, self.paths[int(row)], q, poses)
             pts = st.points
             bodies = np.array([p.body for p in pts], int)
             vel = kin.point_velocities_G(bodies, np.array([p.r_B for p in pts]))

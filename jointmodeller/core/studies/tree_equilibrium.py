@@ -1,0 +1,261 @@
+"""Static equilibrium of a multibody tree in its own coordinates (joints, welds, constraints honoured).
+
+At rest the generalized forces of everything that acts (force elements and gravity) are
+``Q(q) = −ID(q, u = 0, u̇ = 0)``. With constraint rows G(q) (couplers, locked and prescribed
+coordinates, geometric constraints) the pose is in equilibrium when Q lies in the span of Gᵀ (the
+constraint forces can balance it): ``P Q = 0`` with P the projector onto the null space of G. Newton's
+method works in null-space coordinates z (u = N z, N an orthonormal basis from the SVD of G), with a
+forward-difference Jacobian (the force elements here — wrapped paths, contact — have no analytic
+tangent in tree coordinates), a trust region, a backtracking line search on the scaled residual and
+a Levenberg–Marquardt shift when the stiffness is singular (slack ligaments). After every step the
+position constraints are re-satisfied by coordinate projection.
+
+Residuals are judged per speed in its own unit: N for a translational speed, N·m for a rotational
+one (a speed is rotational when it turns some body).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from jointmodeller.core.multibody.constraints import constraint_rows, project_positions
+from jointmodeller.core.multibody.state import State
+
+FORCE_TOLERANCE_N = 1e-8
+MOMENT_TOLERANCE_NM = 1e-9
+MAX_STEP_LENGTH = 0.02  # per Newton step, times the model length scale
+MAX_STEP_ANGLE = 0.05  # rad per Newton step
+RANK_TOLERANCE = 1e-10  # relative singular value below which a constraint row is dependent
+CONSTRAINT_TOLERANCE = 1e-12  # RMS position error [m or rad] kept after every step
+
+
+@dataclass
+class TreeEquilibriumResult:
+    """Outcome of :func:`solve_tree_equilibrium`.
+
+    state: the equilibrium (or last) state, speeds zero; residual_force_N / residual_moment_Nm:
+    largest unbalanced generalized force over translational / rotational speeds; converged;
+    iterations; evaluations (generalized-force evaluations); message; history (scaled residual norm
+    per accepted step); residual (nu,) the unbalanced generalized forces P Q at the result.
+    """
+
+    state: State
+    residual_force_N: float
+    residual_moment_Nm: float
+    converged: bool
+    iterations: int
+    evaluations: int
+    message: str
+    history: list = field(default_factory=list)
+    residual: np.ndarray | None = None
+
+
+def rotational_speeds(system, q: np.ndarray) -> np.ndarray:
+    """(nu,) bool: speeds that turn some body at q (their generalized force is a moment)."""
+    Jw, _ = system.jacobians(system.kinematics(q))
+    return np.abs(Jw).max(axis=(0, 1)) > 1e-12 if system.n_bodies else np.zeros(system.nu, bool)
+
+
+def generalized_forces_at_rest(system, t: float, q: np.ndarray) -> np.ndarray:
+    """Q (nu,): generalized forces of all force elements and gravity at q with the bodies at rest."""
+    state = State(t, q, np.zeros(system.nu))
+    return -system.inverse_dynamics(state, np.zeros(system.nu))
+
+
+def null_space(G: np.ndarray, nu: int) -> np.ndarray:
+    """Orthonormal basis (nu, d) of the speeds the constraint rows G (m, nu) allow."""
+    if G.shape[0] == 0:
+        return np.eye(nu)
+    _, s, Vt = np.linalg.svd(G)
+    rank = int(np.sum(s > RANK_TOLERANCE * max(float(s[0]) if s.size else 0.0, 1.0)))
+    return Vt[rank:].T
+
+
+def move(system, q: np.ndarray, du: np.ndarray) -> np.ndarray:
+    """Coordinates after a small motion du of the speeds (q̇ = N(q) u, quaternions renormalised)."""
+    return system.normalize(q + system.qdot(q, du))
+
+
+def solve_tree_equilibrium(
+    system,
+    state: State,
+    *,
+    length_scale: float,
+    t: float | None = None,
+    force_tol: float = FORCE_TOLERANCE_N,
+    moment_tol: float = MOMENT_TOLERANCE_NM,
+    max_iterations: int = 100,
+    progress: Callable[[float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    max_wall_s: float | None = None,
+) -> TreeEquilibriumResult:
+    """Find the pose near ``state`` where the constraints can hold every generalized force.
+
+    length_scale [m]: a typical model size (trust region and the scaling of moments against forces);
+    t: the load time (prescribed coordinates take their value at t; default state.t).
+    """
+    started = time.perf_counter()
+    t = float(state.t if t is None else t)
+    L = float(length_scale)
+    q = np.array(state.q, float)
+    evaluations = [0]
+
+    def stopped() -> bool:
+        if max_wall_s is not None and time.perf_counter() - started > max_wall_s:
+            return True
+        return bool(cancel()) if cancel is not None else False
+
+    def on_manifold(q: np.ndarray) -> np.ndarray:
+        if not system.constraints:
+            return q
+        st = State(t, q, np.zeros(system.nu))
+        project_positions(system, st, CONSTRAINT_TOLERANCE, max_iter=50)
+        return st.q
+
+    def basis(q: np.ndarray) -> np.ndarray:
+        if not system.constraints:
+            return np.eye(system.nu)
+        _, G, _, _ = constraint_rows(system, State(t, q, np.zeros(system.nu)))
+        return null_space(G, system.nu)
+
+    def forces(q: np.ndarray) -> np.ndarray:
+        evaluations[0] += 1
+        return generalized_forces_at_rest(system, t, q)
+
+    q = on_manifold(q)
+    rot = rotational_speeds(system, q)
+    unit = np.where(rot, 1.0 / L, 1.0)  # moments over the length scale: comparable to forces
+
+    def unbalanced(N: np.ndarray, Q: np.ndarray) -> np.ndarray:
+        return N @ (N.T @ Q)
+
+    def merit(r: np.ndarray) -> float:
+        return float(np.linalg.norm(r * unit))
+
+    def done(r: np.ndarray) -> bool:
+        f = np.abs(r[~rot]).max() if (~rot).any() else 0.0
+        m = np.abs(r[rot]).max() if rot.any() else 0.0
+        return f <= force_tol and m <= moment_tol
+
+    N = basis(q)
+    Q = forces(q)
+    r = unbalanced(N, Q)
+    history = [merit(r)]
+    it = 0
+    mu = 0.0
+    failure = ""
+    while not done(r) and it < max_iterations and N.shape[1] > 0:
+        if stopped():
+            failure = "stopped"
+            break
+        it += 1
+        d = N.shape[1]
+        # forward-difference Jacobian of z -> Nᵀ Q(q ⊕ N z), steps sized per direction's unit
+        scale_dir = np.array([1.0 / max(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / L)), 1e-12)
+                              for j in range(d)])
+        h = 1e-7 * scale_dir
+        rz = N.T @ Q
+        J = np.empty((d, d))
+        for j in range(d):
+            qj = move(system, q, h[j] * N[:, j])
+            J[:, j] = (N.T @ forces(qj) - rz) / h[j]
+        K = -J  # stiffness in z
+        diag = np.maximum(np.abs(np.diag(K)), 1e-12 * max(float(np.abs(np.diag(K)).max()), 1e-12))
+        step = None
+        for _ in range(12):
+            try:
+                cand = np.linalg.solve(K + mu * np.diag(diag), rz)
+                if np.all(np.isfinite(cand)):
+                    step = cand
+                    break
+            except np.linalg.LinAlgError:
+                pass
+            mu = max(10.0 * mu, 1e-8)
+        if step is None:
+            failure = "the stiffness matrix is singular in every direction tried"
+            break
+        du = N @ step
+        biggest = max(np.abs(du[~rot]).max() / (MAX_STEP_LENGTH * L) if (~rot).any() else 0.0,
+                      np.abs(du[rot]).max() / MAX_STEP_ANGLE if rot.any() else 0.0)
+        if biggest > 1.0:
+            du = du / biggest
+        m0 = merit(r)
+        alpha, accepted = 1.0, False
+        for _ in range(20):
+            q_try = on_manifold(move(system, q, alpha * du))
+            N_try = basis(q_try)
+            Q_try = forces(q_try)
+            r_try = unbalanced(N_try, Q_try)
+            if np.all(np.isfinite(r_try)) and merit(r_try) < m0 * (1.0 - 1e-4 * alpha):
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            mu = max(10.0 * mu, 1e-3)
+            if mu > 1e6:
+                failure = "no step lowers the residual (the pose may be at a limit of the model)"
+                break
+            continue
+        mu = 0.0 if (alpha == 1.0 and mu < 1e-2) else (0.3 * mu if alpha == 1.0 else mu)
+        q, N, Q, r = q_try, N_try, Q_try, r_try
+        history.append(merit(r))
+        if progress is not None:
+            progress(min(0.99, it / max_iterations))
+    ok = done(r)
+    fmax = float(np.abs(r[~rot]).max()) if (~rot).any() else 0.0
+    mmax = float(np.abs(r[rot]).max()) if rot.any() else 0.0
+    if ok:
+        message = f"equilibrium found: residual {fmax:.3g} N, {mmax:.3g} N·m"
+    elif failure == "stopped":
+        message = (f"stopped (time limit or by the user) after {it} iterations: residual {fmax:.3g} N, "
+                   f"{mmax:.3g} N·m")
+    else:
+        why = failure or f"{it} iterations"
+        message = (f"no equilibrium within tolerance ({why}): residual {fmax:.3g} N, {mmax:.3g} N·m "
+                   "(a coordinate may be unconstrained, or every ligament across it slack)")
+    if progress is not None:
+        progress(1.0)
+    return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), fmax, mmax, ok, it, evaluations[0], message,
+                                 history, r)
+
+
+def unsupported_translations(system, q: np.ndarray, free_speed: np.ndarray,
+                             connections: list[tuple[int, int]]) -> list[tuple[int, list[int]]]:
+    """Bodies that gravity pulls along a free translational speed of their own mobilizer while
+    nothing connects them (or the bodies they carry) to anything else: such a model has no static
+    equilibrium. Returns [(body, [speed indices])].
+
+    free_speed (nu,) bool: speeds not locked or prescribed; connections: pairs of bodies (-1 ground)
+    joined by a force element or constraint (tissues with every body on their path, contact pairs,
+    geometric constraints).
+    """
+    tree = system.tree
+    nb = system.n_bodies
+    kin = system.kinematics(q)
+    Jw, Jv = system.jacobians(kin)
+    arm = np.einsum("nij,nj->ni", kin.R_GB, system.com_B)
+    Jcom = Jv + np.cross(Jw.transpose(0, 2, 1), arm[:, None, :]).transpose(0, 2, 1)  # (nb, 3, nu)
+    Q_gravity = np.einsum("n,i,nik->k", system.mass, np.asarray(tree.gravity, float), Jcom)
+    weight = float(np.sum(system.mass) * np.linalg.norm(tree.gravity))
+    rot = np.abs(Jw).max(axis=(0, 1)) > 1e-12
+    children: dict[int, list[int]] = {i: [] for i in range(-1, nb)}
+    for i in range(nb):
+        children[int(tree.parent[i])].append(i)
+    out = []
+    for b in range(nb):
+        speeds = [k for k in range(int(tree.uoff[b]), int(tree.uoff[b] + tree.nu[b]))
+                  if free_speed[k] and not rot[k] and abs(Q_gravity[k]) > 1e-9 * max(weight, 1e-300)]
+        if not speeds:
+            continue
+        sub, stack = set(), [b]
+        while stack:
+            i = stack.pop()
+            sub.add(i)
+            stack += children[i]
+        if not any((i in sub) != (j in sub) for i, j in connections):
+            out.append((b, speeds))
+    return out
