@@ -1,0 +1,84 @@
+"""Imported OpenSim models run their studies on their own joints, welds, ligaments with wrap objects
+and gravity: the lenhart2015 knee settles from the CLI, and every tissue's length in a study equals
+its length in the muscle-paths geometry at the same pose."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointmodeller.app.coordinates import set_coordinates
+from jointmodeller.app.studies import run_dynamics, run_equilibrium
+from jointmodeller.cli import main
+from jointmodeller.core.studies.muscle_paths import build_multibody, calc_path, path_spec
+from jointmodeller.persistence import ProjectStore
+
+KNEE_FREE = ("knee_add_r", "knee_rot_r", "knee_tx_r", "knee_ty_r", "knee_tz_r")
+
+
+def assert_lengths_match_muscle_paths(project, run, rows=None):
+    """Tissue lengths of a run's samples equal calc_path at the run's coordinates; returns how many
+    (sample, tissue) paths touched a wrap object."""
+    model = build_multibody(project)
+    atts = {a.name: a for a in project.attachments}
+    names = run.labels["tissue_length_m"]
+    wrapped = 0
+    for k in range(len(run.series["time"])) if rows is None else rows:
+        q = run.series["q"][k]
+        for j, name in enumerate(names):
+            st = calc_path(model, path_spec(model, atts[name], project.wrap_objects), q)
+            wrapped += any(p.wrap >= 0 for p in st.points)
+            # the same geometry code on poses that went through the body-frame change L -> B and back
+            assert run.series["tissue_length_m"][k, j] == pytest.approx(st.length, abs=1e-12), name
+    return wrapped
+
+
+@pytest.fixture(scope="module")
+def knee_runs(shared_models, shared_meshes, tmp_path_factory):
+    """The intact and the ACL-deficient knee imported, locked but for the five tibiofemoral
+    coordinates at 25° flexion from the CLI, and settled: {file: (project, run)}."""
+    out = {}
+    for name in ("lenhart2015.osim", "lenhart2015_acld.osim"):
+        path = shared_models / "lenhart2015" / name
+        if not path.is_file():
+            pytest.skip(f"{name} is absent")
+        db = str(tmp_path_factory.mktemp("knee") / "knee.jmdb")
+        assert main(["import-osim", str(path), db, "--geometry-path", str(shared_meshes)]) == 0
+        # as shipped nothing is locked and the pelvis is free: no static equilibrium, said at once
+        assert main(["run", db, "--study", "equilibrium"]) == 1
+        with ProjectStore(db) as store:
+            failed = store.load_run(store.list_runs()[-1].id)
+        assert failed.status == "failed" and "'pelvis' can translate freely" in failed.message
+        assert main(["coordinates", db, "--lock-all", "--free", ",".join(KNEE_FREE), "--set", "knee_flex_r=25"]) == 0
+        assert main(["run", db, "--study", "equilibrium"]) == 0
+        with ProjectStore(db) as store:
+            out[name] = (store.load_project(), store.load_run(store.list_runs()[-1].id))
+    return out
+
+
+@pytest.mark.slow
+def test_imported_knee_settles_at_25_degrees_with_its_wrapped_ligaments(knee_runs):
+    for name, (project, run) in knee_runs.items():
+        assert run.status == "completed", f"{name}: {run.message}"
+        labels = run.labels["q"]
+        q = run.series["q"][0]
+        assert q[labels.index("knee_flex_r")] == pytest.approx(np.radians(25.0), abs=1e-12)
+        assert run.summary["residual_force_N"] <= 1e-8 and run.summary["residual_moment_Nm"] <= 1e-9
+        free = [labels.index(n) for n in KNEE_FREE]
+        assert np.abs(q[free]).max() > 1e-4  # the tibia really moved to its equilibrium
+        assert assert_lengths_match_muscle_paths(project, run) > 0  # and some ligaments wrap there
+    tx = {name: r.series["q"][0, r.labels["q"].index("knee_tx_r")] for name, (_, r) in knee_runs.items()}
+    # without its ACL the tibia sits further anterior (+x) under the same ligament preloads
+    assert tx["lenhart2015_acld.osim"] > tx["lenhart2015.osim"] + 1e-3
+
+
+def test_arm26_tissue_lengths_in_equilibrium_and_dynamics_equal_muscle_paths(arm26):
+    project, _ = arm26
+    project = set_coordinates(project, values={"r_elbow_flex": np.radians(60.0)})
+    eq = run_equilibrium(set_coordinates(project, lock_all=True))
+    assert eq.status == "completed", eq.message
+    assert assert_lengths_match_muscle_paths(project, eq) > 0
+    dyn = run_dynamics(project, t_end=0.05, report_dt=0.01, digits=6)
+    assert dyn.status == "completed", dyn.message
+    assert np.ptp(dyn.series["q"][:, 1]) > 1e-4  # the forearm falls under gravity
+    assert assert_lengths_match_muscle_paths(project, dyn) > 0
