@@ -258,10 +258,14 @@ def run_dynamics_mobilized(
     contact: bool = True,
     wrapping: bool = True,
     max_wall_s: float | None = None,
+    on_step: Callable | None = None,
 ) -> RunRecord:
     """Simulate the project's tree; the run reports like ``app.studies.run_dynamics`` plus the
     generalised coordinates ("q", "u") and the largest constraint error. max_wall_s: stop (status
-    "stopped", samples kept) after this many seconds of wall time."""
+    "stopped", samples kept) after this many seconds of wall time. on_step: as for
+    ``app.studies.run_dynamics`` (given the built force elements, returns a hook called with (t, y,
+    interpolate) in their state layout), here after every report sample, interpolating linearly
+    between samples."""
     params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
               "digits": float(digits), "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
     started = time.perf_counter()
@@ -273,6 +277,8 @@ def run_dynamics_mobilized(
     chunks = np.array_split(times[1:], max(1, min(50, len(times) - 1)))
     qs, us, ts = [state.q.copy()], [state.u.copy()], [0.0]
     status, message, steps, rhs, cmax = "completed", "", 0, 0, 0.0
+    hook = None if on_step is None else on_step(mp.built)
+    y_prev = _mech_states(mp, state.q[None], state.u[None])[0] if hook is not None else None
     for chunk in chunks:
         if cancel is not None and (cancel() if callable(cancel) else getattr(cancel, "is_set", lambda: False)()):
             status, message = "stopped", f"stopped by the user at t = {ts[-1]:.4g} s"
@@ -290,6 +296,14 @@ def run_dynamics_mobilized(
         steps, rhs = steps + traj.n_steps, rhs + traj.n_rhs
         cmax = max(cmax, traj.max_constraint_error)
         state.t, state.q, state.u = float(traj.t[-1]), traj.q[-1].copy(), traj.u[-1].copy()
+        if hook is not None:  # the live view: each report sample as an accepted state
+            t_prev = ts[-len(traj.t) - 1]
+            for tk, yk in zip(traj.t, _mech_states(mp, traj.q, traj.u)):
+                def interpolate(tt, a=t_prev, b=float(tk), ya=y_prev, yb=yk):
+                    w = (np.atleast_1d(np.asarray(tt, float)) - a) / max(b - a, 1e-300)
+                    return ya[None] + w[:, None] * (yb - ya)[None]
+                hook(float(tk), yk, interpolate)
+                t_prev, y_prev = float(tk), yk
         if progress is not None:
             progress(float(chunk[-1]) / t_end if t_end > 0 else 1.0)
     q, u, t = np.asarray(qs), np.asarray(us), np.asarray(ts)

@@ -180,7 +180,8 @@ def run_dynamics(
 
     if needs_tree(project):  # joints, constraints or coordinates: the tree's own integrator
         run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, progress=progress,
-                                     cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s)
+                                     cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s,
+                                     on_step=on_step)
         run.parameters["method"] = "DOPRI5 with coordinate projection"
         run.parameters["method_requested"] = method
         return run

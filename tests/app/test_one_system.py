@@ -191,3 +191,23 @@ def test_conditional_via_point_follows_its_coordinate():
         a, v = np.array(GROUND_PTS[0]), np.array(via.point_L)
         expected = np.linalg.norm(v - a) + np.linalg.norm(b - v) if bent else np.linalg.norm(b - a)
         assert run.series["tissue_length_m"][0, 0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_tree_dynamics_streams_its_states_to_the_live_hook():
+    project = planar_project(locked=(True, False, False))
+    seen = []
+
+    def on_step(built):
+        def hook(t, y, interpolate):
+            mid = interpolate(np.array([t]))[0]
+            seen.append((t, y.copy(), mid, built.system.split(y)[0].copy()))
+        return hook
+
+    run = run_dynamics(project, t_end=0.05, report_dt=0.01, digits=8, on_step=on_step)
+    assert run.status == "completed"
+    times = [s[0] for s in seen]
+    np.testing.assert_allclose(times, run.series["time"][1:], atol=1e-12)
+    for t, y, at_end, p in seen:
+        np.testing.assert_allclose(at_end, y, atol=1e-14)  # interpolation ends on the accepted state
+    k = run.labels["body_p_G"].index("bone")
+    np.testing.assert_allclose(np.array([s[3][k] for s in seen]), run.series["body_p_G"][1:, k], atol=1e-14)
