@@ -131,11 +131,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         bar = ProgressBar(args.study)
         if args.study == "equilibrium":
             run = studies.run_equilibrium(project, progress=bar)
-        elif args.study == "dynamics" and args.backend == "mobilizer":
-            from jointmodeller.app.mobilized import run_dynamics_mobilized
-
-            run = run_dynamics_mobilized(project, t_end=args.t_end, report_dt=args.report_dt,
-                                         digits=args.digits, progress=bar)
         elif args.study == "dynamics":
             run = studies.run_dynamics(project, t_end=args.t_end, report_dt=args.report_dt,
                                        digits=args.digits, method=args.method, progress=bar)
@@ -379,12 +374,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--t-end", type=float, default=1.0, help="dynamics: simulated seconds (default 1)")
     s.add_argument("--report-dt", type=float, default=0.01, help="dynamics: report interval in s")
     s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")
-    s.add_argument("--backend", choices=("mjm", "mobilizer"), default="mjm",
-                   help="dynamics: free 6-DOF bodies (mjm, default) or mobilizers + constraints")
     s.add_argument("--method", choices=("auto", "DOP853", "RK45", "Radau", "BDF", "LSODA"), default="auto",
-                   help="dynamics (mjm backend): integrator; auto (default) takes BDF when the project "
+                   help="dynamics of free bodies: integrator; auto (default) takes BDF when the project "
                         "has contact pairs (stiff cartilage springs; about 3.5x faster than DOP853 on the "
-                        "demo) and DOP853 otherwise")
+                        "demo) and DOP853 otherwise. Projects with joints or constraints run on the "
+                        "multibody tree's own integrator (auto only)")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import subprocess
 import sys
@@ -66,7 +68,10 @@ def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsy
     from jointmodeller.persistence import ProjectStore
 
     path = tmp_path / "p.jmdb"
-    save_project(path, small_project())
+    full = small_project()
+    free_bodies = replace(full, masses=full.masses[:2], constraints=(), attachments=(
+        replace(full.attachments[0], wraps=False, via_points=()), full.attachments[1]))
+    save_project(path, free_bodies)  # free bodies: every integrator is available
     assert main(["run", str(path), "--study", "dynamics", "--t-end", "0.05", "--report-dt", "0.01",
                  "--digits", "4", "--method", "BDF"]) == 0
     with ProjectStore(path) as store:
@@ -75,6 +80,11 @@ def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsy
     assert run.status == "completed", run.message
     with pytest.raises(SystemExit):
         main(["run", str(path), "--study", "dynamics", "--method", "Euler"])
+    # a project with joints runs on the tree's own integrator: another one is refused, nothing stored
+    joints = tmp_path / "joints.jmdb"
+    save_project(joints, replace(full, attachments=(replace(full.attachments[0], wraps=False), full.attachments[1])))
+    assert main(["run", str(joints), "--study", "dynamics", "--method", "BDF"]) == 2
+    assert "integrator BDF is not available for a project with joints" in capsys.readouterr().err
 
 
 def test_import_keeps_the_modification_time_it_was_given(tmp_path):

@@ -25,7 +25,8 @@ import numpy as np
 
 from jointmodeller.app.executors import run_cases
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_quat, quat_to_matrix
+from jointmodeller.app.build import build_mechanical_system
+from jointmodeller.core.mechanics.rotations import matrix_to_quat, quat_to_matrix
 from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
 from jointmodeller.core.studies.laxity import (
@@ -59,104 +60,20 @@ class BuiltJoint:
     p0_G: np.ndarray
     q0_GB: np.ndarray
     tissue_groups: list[str]
-    builder: str
-
-
-def _principal_axes(inertia_L) -> tuple[np.ndarray, np.ndarray]:
-    """Principal moments (3,) and R_BL (3, 3) (right-handed) of an inertia tensor in L."""
-    w, V = np.linalg.eigh(np.asarray(inertia_L, float))
-    if np.linalg.det(V) < 0:
-        V[:, 2] *= -1
-    return w, V.T
-
-
-def fallback_build(project: Project):
-    """A minimal MJM system from the specs (free/fixed bodies, straight polynomial tissues, gravity)
-    for when ``jointmodeller.app.build`` is not available: no contact, no wrapping."""
-    from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem
-    from jointmodeller.core.mechanics.tissues import make_tissue_set
-
-    names = [m.name for m in project.masses]
-    inert, R_BL, p0, R_GB = [], [], [], []
-    for m in project.masses:
-        w, R = _principal_axes(m.inertia_L)
-        inert.append(w)
-        R_BL.append(R)
-        R_GL = euler_to_matrix(np.radians(np.asarray(m.euler_deg, float))[None], m.euler_sequence)[0]
-        R_GB.append(R_GL @ R.T)
-        p0.append(m.position_G)
-    bodies = Bodies.make([m.mass_kg for m in project.masses], inert, [m.fixed for m in project.masses], names,
-                         np.array(R_BL), np.array([m.com_L for m in project.masses]))
-    p0 = np.asarray(p0, float)
-    R_GB = np.array(R_GB)
-    rows = []
-    for a in project.attachments:
-        s = project.spring(a.spring)
-        ia, ib = names.index(a.body_a), names.index(a.body_b)
-        ra = bodies.points_B(np.array([ia]), np.array([a.point_a_L], float))[0]
-        rb = bodies.points_B(np.array([ib]), np.array([a.point_b_L], float))[0]
-        length = float(np.linalg.norm((p0[ib] + R_GB[ib] @ rb) - (p0[ia] + R_GB[ia] @ ra)))
-        rest = a.initial_length_m if a.initial_length_m is not None else (
-            s.slack_length_m if s.slack_length_m is not None else length)
-        rows.append((ia, ib, ra, rb, tuple(s.kx), s.cx, s.tension_only, rest, a.name))
-    deg = max([len(r[4]) for r in rows] + [1])
-    coeffs = np.array([list(r[4]) + [0.0] * (deg - len(r[4])) for r in rows]).reshape(len(rows), deg)
-    tissues = make_tissue_set([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows]).reshape(-1, 3),
-                              np.array([r[3] for r in rows]).reshape(-1, 3), coeffs, [r[5] for r in rows],
-                              [r[6] for r in rows], [r[7] for r in rows], names=[r[8] for r in rows])
-    extent = float(np.ptp(p0, axis=0).max()) if len(p0) > 1 else 0.1
-    system = MechanicalSystem(bodies, tissues, _no_loads(), gravity_G=np.asarray(project.info.gravity_G, float),
-                              length_scale=max(extent, 0.01))
-    return system, p0, matrix_to_quat(R_GB)
 
 
 def _no_loads() -> PointLoads:
     return PointLoads.constant(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 
 
-def _unpack_built(built) -> tuple[Any, np.ndarray, np.ndarray]:
-    """(system, p0_G, q0_GB) from whatever the project builder returned."""
-    if isinstance(built, tuple):
-        if len(built) == 3:
-            return built
-        system, state = built[0], built[1]
-    else:
-        system = getattr(built, "system", built)
-        state = getattr(built, "state", None)
-    if state is None:
-        raise TypeError("the project builder returned no initial state")
-    p, q = state.get_positions()
-    return system, p, q
-
-
 def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True) -> BuiltJoint:
-    """Build the project's mechanical system for a laxity sweep (the project's own loads removed).
-
-    Uses ``jointmodeller.app.build.build_mechanical_system`` when it exists (contact and wrapping as
-    the project says), else :func:`fallback_build`.
-    """
-    try:
-        from jointmodeller.app import build as build_module  # written by the dynamics engineer
-    except ImportError:
-        build_module = None
-    builder = "fallback"
-    if build_module is not None and hasattr(build_module, "build_mechanical_system"):
-        kwargs = {}
-        import inspect
-
-        params = inspect.signature(build_module.build_mechanical_system).parameters
-        if "contact" in params:
-            kwargs["contact"] = contact
-        if "wrapping" in params:
-            kwargs["wrapping"] = wrapping
-        system, p0, q0 = _unpack_built(build_module.build_mechanical_system(project, **kwargs))
-        builder = "app.build"
-    else:
-        system, p0, q0 = fallback_build(project)
-    system = replace(system, loads=_no_loads(), gravity_G=system.gravity_G if gravity else np.zeros(3))
+    """The project's free-body system for a laxity sweep (app.build; the project's own loads removed)."""
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+    p0, q0 = built.state.get_positions()
+    system = replace(built.system, loads=_no_loads(), gravity_G=built.system.gravity_G if gravity else np.zeros(3))
     by_name = {a.name: a.spring for a in project.attachments}
     groups = [by_name.get(n, n) for n in system.tissues.names]
-    return BuiltJoint(system, np.asarray(p0, float), np.asarray(q0, float), groups, builder)
+    return BuiltJoint(system, np.asarray(p0, float), np.asarray(q0, float), groups)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -174,8 +91,13 @@ def find_experiment(project: Project, name: str | None = None) -> Experiment:
     raise KeyError(f"no experiment named {name!r}; the project has: " + ", ".join(repr(e.name) for e in project.experiments))
 
 
-def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint) -> JointFrames:
-    """The experiment's JCS frames on the two bodies (see the module docstring for the defaults)."""
+def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint,
+                 flexion_axis_G: np.ndarray | None = None) -> JointFrames:
+    """The experiment's JCS frames on the two bodies (see the module docstring for the defaults).
+
+    flexion_axis_G: the flexion axis when the experiment gives none (on a joint: its flexion
+    coordinate's axis); then the fixed bone's long axis defaults, like the moving bone's, to the line
+    from the joint centre to its centre of mass (pointing proximally), not to global +z."""
     sys_ = joint.system
     names = list(sys_.bodies.names)
     i1, i2 = names.index(experiment.fixed_body), names.index(experiment.moving_body)
@@ -203,8 +125,17 @@ def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint) ->
         centre = 0.5 * (p[i1] + p[i2])
     o1 = point_G(i1, axes["origin_fixed"]) if "origin_fixed" in axes else centre
     o2 = point_G(i2, axes["origin_moving"]) if "origin_moving" in axes else centre
-    I_G = dir_G(i1, axes["flexion_axis_fixed"]) if "flexion_axis_fixed" in axes else np.array([1.0, 0, 0])
-    K_G = dir_G(i1, axes["long_axis_fixed"]) if "long_axis_fixed" in axes else np.array([0, 0, 1.0])
+    if "flexion_axis_fixed" in axes:
+        I_G = dir_G(i1, axes["flexion_axis_fixed"])
+    else:
+        I_G = np.array([1.0, 0, 0]) if flexion_axis_G is None else np.asarray(flexion_axis_G, float)
+    if "long_axis_fixed" in axes:
+        K_G = dir_G(i1, axes["long_axis_fixed"])
+    elif flexion_axis_G is None:
+        K_G = np.array([0, 0, 1.0])
+    else:
+        K_G = p[i1] - centre
+        K_G = K_G - (K_G @ I_G) / (I_G @ I_G) * I_G
     if "long_axis_moving" in axes:
         k_G = dir_G(i2, axes["long_axis_moving"])
     else:
@@ -268,10 +199,73 @@ def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "c
     )
 
 
+def flexion_coordinate(project: Project, experiment: Experiment) -> str:
+    """The coordinate of the moving body's joint that a sweep holds at the experiment's flexion:
+    ``experiment.flexion_coordinate``, else its rotational coordinate named like "flex", else its
+    first rotational coordinate. ValueError when the moving body has no joint coordinate to hold."""
+    from jointmodeller.app.coordinates import coordinate_table
+
+    rows = [r for r in coordinate_table(project) if r.mass == experiment.moving_body]
+    if experiment.flexion_coordinate:
+        if experiment.flexion_coordinate not in [r.name for r in rows]:
+            raise ValueError(f"experiment {experiment.name!r}: flexion coordinate {experiment.flexion_coordinate!r} "
+                             f"is not a coordinate of {experiment.moving_body!r}'s joint")
+        return experiment.flexion_coordinate
+    rot = [r.name for r in rows if r.rotational]
+    if not rot:
+        raise ValueError(f"experiment {experiment.name!r}: the moving body {experiment.moving_body!r} has no "
+                         "rotational joint coordinate to hold at the flexion angle; give it a joint, or name "
+                         "the experiment's flexion coordinate")
+    return next((n for n in rot if "flex" in n.lower()), rot[0])
+
+
+def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.ndarray | None = None,
+                       progress: Progress | None = None, cancel: Callable[[], bool] | None = None
+                       ) -> tuple[LaxityResult, dict]:
+    """The sweep of an experiment on a project with joints: the moving body's flexion coordinate is
+    locked at ``experiment.flexion_deg``, every other coordinate is free or locked as the project
+    says, and each load's equilibrium is solved on the tree with the project's loads and gravity
+    acting. Returns the result and run parameters (the held coordinate)."""
+    from jointmodeller.app.coordinates import set_coordinates
+    from jointmodeller.app.mobilized import build_mobilized, initial_state, mech_kinematics_at
+    from jointmodeller.core.studies.equilibrium import default_load_time
+    from jointmodeller.core.studies.laxity import ExperimentLoad, run_tree_sweep
+    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
+
+    for role, body in (("fixed body", experiment.fixed_body), ("moving body", experiment.moving_body)):
+        if body not in [m.name for m in project.masses]:
+            raise KeyError(f"experiment {experiment.name!r}: {role} {body!r} is not a mass of the project")
+    flex = flexion_coordinate(project, experiment)
+    held = set_coordinates(project, lock=(flex,), values={flex: math.radians(experiment.flexion_deg)})
+    load = ExperimentLoad(0, np.zeros(3), np.zeros(3), np.zeros(3))
+    mp = build_mobilized(held, extra_elements=[load])
+    names = list(mp.built.body_names)
+    load.body = names.index(experiment.moving_body)
+    state0 = initial_state(mp, t=default_load_time(mp.built.system))
+    kin0 = mech_kinematics_at(mp, state0.q)
+    by_name = {a.name: a.spring for a in held.attachments}
+    joint = BuiltJoint(mp.built.system, kin0.p_G, matrix_to_quat(kin0.R_GB),
+                       [by_name.get(n, n) for n in mp.built.tissue_names])
+    tree = mp.model.system
+    k = mp.model.uindex[flex]
+    Jw, _ = tree.jacobians(tree.kinematics(state0.q))
+    axis = Jw[mp.model.body[experiment.moving_body], :, k]
+    if not rotational_speeds(tree, state0.q)[k] or np.linalg.norm(axis) < 1e-12:
+        raise ValueError(f"experiment {experiment.name!r}: coordinate {flex!r} does not turn the moving body")
+    frames = joint_frames(held, experiment, joint, flexion_axis_G=axis / np.linalg.norm(axis))
+    seq = load_sequence(experiment.max_load, experiment.steps, experiment.unload) if loads is None else loads
+    protocol = LaxityProtocol(names.index(experiment.fixed_body), load.body, frames, experiment.load_kind,
+                              tuple(float(x) for x in seq), experiment.lever_m, experiment.measure)
+    result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
+                            progress=progress, cancel=cancel)
+    return result, {"system": "tree", "flexion_coordinate": flex}
+
+
 def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint | None = None,
                   loads: np.ndarray | None = None, progress: Progress | None = None,
                   cancel: Callable[[], bool] | None = None, warm_start: bool = True) -> LaxityResult:
-    """The core sweep of an experiment of ``project`` (builds the joint unless one is given)."""
+    """The core sweep of an experiment of ``project`` on free bodies (builds the joint unless one is
+    given); projects with joints go through :func:`sweep_tree_project`."""
     joint = joint or build_joint(project)
     protocol = experiment_protocol(project, experiment, joint, loads)
     return run_sweep(joint.system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
@@ -286,24 +280,28 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
     """
+    from jointmodeller.app.mobilized import needs_tree
+
     experiment = find_experiment(project, experiment_name)
-    joint = joint or build_joint(project)
+    extra = {"system": "free bodies"}
     try:
-        result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)
+        if needs_tree(project):
+            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel)
+        else:
+            result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)
     except SweepCancelled as stop:
-        return result_to_run(stop.partial, experiment, "stopped", "stopped by the user",
-                             {"builder": joint.builder})
+        return result_to_run(stop.partial, experiment, "stopped", "stopped by the user", extra)
     except EquilibriumFailed as exc:  # keep the steps solved before, say where it stopped
         where = "the unloaded pose" if exc.load is None else f"load {exc.load:g} {load_unit(experiment)}"
         message = f"no equilibrium at {where}: {exc}"
         if exc.partial is not None:
-            return result_to_run(exc.partial, experiment, "failed", message, {"builder": joint.builder})
+            return result_to_run(exc.partial, experiment, "failed", message, extra)
         return RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed", message=message)
     except Exception as exc:  # the run is stored as failed, with the reason
         run = RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed",
                         message=f"{type(exc).__name__}: {exc}")
         return run
-    run = result_to_run(result, experiment, extra_parameters={"builder": joint.builder})
+    run = result_to_run(result, experiment, extra_parameters=extra)
     if experiment.measured:
         run.summary["fit"] = compare_with_measured(run, experiment.measured)
     return run

@@ -41,9 +41,9 @@ class MechanicsForcesOnTree:
     system that are not in the tree (the ground body) keep their initial pose.
     """
 
-    def __init__(self, built: BuiltMechanics, tree_names: list[str]):
+    def __init__(self, built: BuiltMechanics, tree_names: list[str], extra_elements=()):
         system = built.system
-        self.elements = [e for e in system.force_elements() if e is not system.gravity]
+        self.elements = [e for e in system.force_elements() if e is not system.gravity] + list(extra_elements)
         self.n_mech = system.n_bodies
         self.mech_of_tree = np.array([built.body_names.index(n) for n in tree_names], dtype=np.int64)
         self.R_BL = system.bodies.R_BL[self.mech_of_tree]
@@ -134,9 +134,11 @@ def needs_tree(project: Project) -> bool:
             or any(v.coordinate for a in project.attachments for v in a.via_points))
 
 
-def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = True) -> MobilizedProject:
+def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = True,
+                    extra_elements=()) -> MobilizedProject:
     """The tree (mobilizers, constraints, locked coordinates) with the MJM force elements acting on
-    it; raises ValidationError naming every row that cannot be honoured."""
+    it; raises ValidationError naming every row that cannot be honoured. extra_elements: further
+    force elements in the MJM body order (a laxity experiment's load)."""
     try:
         model = build_multibody(project)
     except ValueError as exc:
@@ -158,7 +160,7 @@ def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = 
             problems.append(Problem("Masses", mass, "joint.locked", f"coordinate {name!r} is not a coordinate of the tree"))
             continue
         constraints.append(mbc.PrescribedMotion(k, Constant(float(model.q0[k]))))
-    bridge = MechanicsForcesOnTree(built, tree_names)
+    bridge = MechanicsForcesOnTree(built, tree_names, extra_elements)
     try:
         system = MultibodySystem(model.system.bodies, constraints=constraints, gravity_G=project.info.gravity_G,
                                  forces=[bridge])
@@ -226,6 +228,12 @@ def unsupported_bodies(project: Project, mp: MobilizedProject, q: np.ndarray) ->
         lines.append(f"{mp.tree_names[b]!r} can translate freely ({coords}) and nothing but gravity acts on it "
                      "and the bodies it carries; lock those coordinates or add what holds it")
     return lines
+
+
+def mech_kinematics_at(mp: MobilizedProject, q: np.ndarray) -> BodyKinematics:
+    """The force elements' BodyKinematics (MJM body order and frames) at tree coordinates q, at rest."""
+    system = mp.model.system
+    return mp.bridge.mech_kinematics(system.body_kinematics(system.kinematics(q)))
 
 
 def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.studies.dynamics import METHODS, simulate
 from jointmodeller.core.studies.equilibrium import solve_equilibrium
 from jointmodeller.core.studies.linear_model import assemble_linear_model, natural_modes
+from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
@@ -179,6 +180,11 @@ def run_dynamics(
     from jointmodeller.app.mobilized import needs_tree, run_dynamics_mobilized
 
     if needs_tree(project):  # joints, constraints or coordinates: the tree's own integrator
+        if method != AUTO_METHOD:
+            raise ValidationError(Problem("Run", None, "method",
+                                          f"integrator {method} is not available for a project with joints or "
+                                          "constraints: the tree's own error-controlled Runge–Kutta with "
+                                          "constraint projection runs it; choose auto"))
         run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, progress=progress,
                                      cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s,
                                      on_step=on_step)

@@ -49,8 +49,6 @@ def _demo() -> tuple[list[Figure], str]:
 
     project = build_demo_project(high_res=True)
     joint = build_joint(project)
-    if joint.builder == "fallback":
-        return [], "demo: jointmodeller.app.build is not available (no contact, no wrapping)"
     experiment = find_experiment(project)
     protocol = experiment_protocol(project, experiment, joint, load_sequence(experiment.max_load, STEPS_PER_SIDE))
     verts = [int(m.mesh.vertices_L.shape[0]) for m in project.masses if m.mesh is not None]

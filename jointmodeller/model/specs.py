@@ -314,6 +314,9 @@ class Experiment:
     flexion_deg: the joint pose. measure: which JCS quantity (e.g. "varus_valgus_deg").
     axes: named anatomical landmarks in L of the fixed/moving bodies defining the joint coordinate
     system (e.g. {"flexion_axis_a": ..., ...}); empty means the defaults of the study.
+    flexion_coordinate: on a project with joints, the coordinate of the moving body's joint that is
+    held at flexion_deg (empty: the rotational coordinate of that joint whose axis lies closest to
+    the flexion axis).
     """
 
     name: str
@@ -328,6 +331,7 @@ class Experiment:
     measure: str = "varus_valgus_deg"
     axes: tuple[tuple[str, Vec3], ...] = ()
     measured: tuple[MeasuredPoint, ...] = ()
+    flexion_coordinate: str = ""
 
 
 # --------------------------------------------------------------------------------------------------

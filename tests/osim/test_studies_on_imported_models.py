@@ -82,3 +82,24 @@ def test_arm26_tissue_lengths_in_equilibrium_and_dynamics_equal_muscle_paths(arm
     assert dyn.status == "completed", dyn.message
     assert np.ptp(dyn.series["q"][:, 1]) > 1e-4  # the forearm falls under gravity
     assert assert_lengths_match_muscle_paths(project, dyn) > 0
+
+
+@pytest.mark.slow
+def test_anterior_drawer_on_the_imported_knee_holds_its_flexion_coordinate(knee_runs):
+    """0 → ±100 N on the tibia at 25° flexion, the tibiofemoral joint's knee_flex_r held: the ACL-deficient
+    knee translates further anteriorly than the intact one (JCS axes from the joint: no hand-set axes)."""
+    from jointmodeller.app.laxity import run_laxity
+    from jointmodeller.model import Experiment
+
+    drawer = {}
+    for name, (project, _) in knee_runs.items():
+        tibia = project.mass("tibia_proximal_r")
+        exp = Experiment("drawer", tibia.joint.parent, "tibia_proximal_r", load_kind="anterior_posterior",
+                         max_load=100.0, steps=2, flexion_deg=25.0, measure="anterior_posterior_mm")
+        run = run_laxity(project.with_rows("experiments", (exp,)))
+        assert run.status == "completed", f"{name}: {run.message}"
+        assert run.parameters["flexion_coordinate"] == "knee_flex_r"
+        loads = run.series["load"]
+        drawer[name] = float(run.series["measure"][loads == 100.0][0])
+        assert drawer[name] > 0.5  # mm: an anterior force moves the tibia anteriorly
+    assert drawer["lenhart2015_acld.osim"] > 2.0 * drawer["lenhart2015.osim"]

@@ -601,3 +601,111 @@ def linear_sweep_assembled(system, protocol: LaxityProtocol, p0_G: np.ndarray, q
     loads = np.asarray(protocol.loads if loads is None else loads, float)
     c_ref = solver.coords(x_ref)
     return np.array([solver.coords(x_ref + lo * dx_unit) - c_ref for lo in loads])
+
+
+# ------------------------------------------------------------------------------------------------
+# the same sweep on a multibody tree (joints, locked coordinates, constraints)
+# ------------------------------------------------------------------------------------------------
+def run_tree_sweep(
+    tree,
+    state0,
+    mech_system,
+    poses: Callable[[np.ndarray], BodyKinematics],
+    protocol: LaxityProtocol,
+    load: ExperimentLoad,
+    *,
+    tol_N: float | None = None,
+    max_iterations: int = 60,
+    progress: Callable[[int, int, float, float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> LaxityResult:
+    """The laxity sweep on a multibody tree: each load's equilibrium in the tree's own coordinates
+    (core.studies.tree_equilibrium), the flexion held by the joint's locked flexion coordinate.
+
+    tree: the MultibodySystem, whose force elements include ``load`` (an ExperimentLoad in the body
+    order of ``mech_system``, its magnitude set here step by step); state0: the tree's initial state;
+    mech_system: the force elements' own system (tissues, extra elements: tensions and contact are
+    reported from it); poses(q): the force elements' BodyKinematics at tree coordinates q (at rest);
+    protocol: bodies (indices of mech_system), frames, loads and measure, as for :func:`run_sweep`.
+    A step that fails is approached by load continuation, as there. tol_N: residual tolerance, force
+    [N] and moment per model length [N·m / L] (default :func:`solver_defaults`).
+    """
+    from jointmodeller.core.studies.tree_equilibrium import solve_tree_equilibrium
+
+    t0 = time.perf_counter()
+    L = float(mech_system.length_scale)
+    tol = solver_defaults(mech_system)[0] if tol_N is None else float(tol_N)
+    idx, factor, unit = parse_measure(protocol.measure)
+    evaluations = [0]
+
+    def solve(state, magnitude: float):
+        load.magnitude = float(magnitude)
+        res = solve_tree_equilibrium(tree, state, length_scale=L, force_tol=tol, moment_tol=tol * L,
+                                     max_iterations=max_iterations, cancel=cancel)
+        evaluations[0] += res.evaluations
+        if not res.converged:
+            if cancel is not None and cancel():
+                raise SweepCancelled(result(done[0]))
+            raise EquilibriumFailed(res.message)
+        return res
+
+    def coords(q: np.ndarray) -> np.ndarray:
+        kin = poses(q)
+        return protocol.frames.coordinates(kin.p_G[protocol.fixed], kin.R_GB[protocol.fixed],
+                                           kin.p_G[protocol.moving], kin.R_GB[protocol.moving])
+
+    loads = np.asarray(protocol.loads, float)
+    k = loads.size
+    m = mech_system.tissues.count
+    out = dict(coords=np.zeros((k, 6)), tension=np.zeros((k, m)), extra=np.zeros(k), iters=np.zeros(k, int),
+               evals=np.zeros(k, int), res=np.zeros(k), p=np.zeros((k, 3)), q=np.zeros((k, 4)))
+    done = [0]
+    c_ref = np.zeros(6)
+
+    def result(n_done: int) -> LaxityResult:
+        c = out["coords"][:n_done]
+        return LaxityResult(loads[:n_done], c, c[:, idx] * factor, unit, protocol.measure,
+                            out["tension"][:n_done], list(mech_system.tissues.names), out["extra"][:n_done],
+                            out["iters"][:n_done], out["evals"][:n_done], out["res"][:n_done],
+                            out["p"][:n_done], out["q"][:n_done], c_ref, time.perf_counter() - t0)
+
+    ref = solve(state0, 0.0)
+    kin_ref = poses(ref.state.q)
+    c_ref[:] = coords(ref.state.q)
+    f_dir, t_dir, r_B = load_directions(protocol, kin_ref.p_G, kin_ref.R_GB)
+    load.r_B, load.force_dir_G, load.torque_dir_G = r_B, f_dir, t_dir
+    solved = [(0.0, ref.state)]
+
+    def reach(target: float, depth: int):
+        near, st = min(reversed(solved), key=lambda s: abs(s[0] - target))
+        try:
+            return solve(st, target)
+        except EquilibriumFailed:
+            if depth <= 0:
+                raise
+        mid = 0.5 * (near + target)
+        solved.append((mid, reach(mid, depth - 1).state))
+        return reach(target, depth - 1)
+
+    for i, magnitude in enumerate(loads):
+        if cancel is not None and cancel():
+            raise SweepCancelled(result(i))
+        e0 = evaluations[0]
+        try:
+            res = reach(float(magnitude), MAX_LOAD_BISECTIONS)
+        except EquilibriumFailed as exc:
+            exc.partial, exc.load = result(i), float(magnitude)
+            raise
+        solved.append((float(magnitude), res.state))
+        kin = poses(res.state.q)
+        out["coords"][i] = coords(res.state.q) - c_ref
+        out["tension"][i] = mech_system.tissue_forces.evaluate(0.0, kin).tension
+        out["extra"][i] = _extra_force(mech_system, kin, protocol.moving)
+        out["iters"][i], out["evals"][i] = res.iterations, evaluations[0] - e0
+        out["res"][i] = max(res.residual_force_N, res.residual_moment_Nm / L)
+        out["p"][i] = kin.p_G[protocol.moving]
+        out["q"][i] = matrix_to_quat(kin.R_GB[protocol.moving][None])[0]
+        done[0] = i + 1
+        if progress is not None:
+            progress(i + 1, k, float(magnitude), float(out["coords"][i, idx] * factor))
+    return result(k)
