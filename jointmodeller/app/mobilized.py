@@ -369,8 +369,17 @@ def run_equilibrium_mobilized(
         q, converged, message = res.state.q, res.converged, res.message
         summary = {"residual_force_N": res.residual_force_N, "residual_moment_Nm": res.residual_moment_Nm,
                    "converged": bool(res.converged), "iterations": int(res.iterations),
-                   "force_evaluations": int(res.evaluations), "method": "newton in tree coordinates",
-                   "wall_time_s": time.perf_counter() - started}
+                   "force_evaluations": int(res.evaluations), "method": "newton in tree coordinates"}
+        if res.converged:
+            from jointmodeller.core.studies.tree_equilibrium import tree_linear_model
+
+            try:
+                lin = tree_linear_model(system, res.state, length_scale=mp.built.system.length_scale)
+                summary["natural_frequencies_hz"] = [float(f) for f in lin.frequency_hz]
+                summary["stable"] = bool(np.all(lin.frequency_hz > 0))
+            except (np.linalg.LinAlgError, ValueError):
+                pass
+        summary["wall_time_s"] = time.perf_counter() - started
     q = np.asarray(q, float)[None]
     u = np.zeros((1, system.nu))
     series, labels = state_series(mp.built, np.array([t_load]), _mech_states(mp, q, u), q)

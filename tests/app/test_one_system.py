@@ -211,3 +211,24 @@ def test_tree_dynamics_streams_its_states_to_the_live_hook():
         np.testing.assert_allclose(at_end, y, atol=1e-14)  # interpolation ends on the accepted state
     k = run.labels["body_p_G"].index("bone")
     np.testing.assert_allclose(np.array([s[3][k] for s in seen]), run.series["body_p_G"][1:, k], atol=1e-14)
+
+
+def test_tree_linear_model_gives_the_pendulum_frequency():
+    """A pin pendulum (no tissues): ω² = m g r / (I_pin) about the hanging pose, with the parallel-axis
+    inertia I_pin = I_zz + m r²."""
+    from jointmodeller.app.mobilized import build_mobilized, initial_state
+    from jointmodeller.core.studies.tree_equilibrium import tree_linear_model
+
+    r, m = 0.2, 1.5
+    project = Project(info=ProjectInfo(gravity_G=(0.0, -G, 0.0)),
+                      masses=(Mass("bob", mass_kg=m, com_L=(r, 0.0, 0.0), inertia_L=INERTIA, properties_from_mesh=False,
+                                   joint=JointSpec(type="pin", parent="ground", coordinates=("theta",),
+                                                   default_q=(-np.pi / 2,))),))
+    eq = run_equilibrium(project)
+    assert eq.status == "completed" and eq.series["q"][0, 0] == pytest.approx(-np.pi / 2, abs=1e-9)
+    expected = np.sqrt(m * G * r / (INERTIA[2][2] + m * r * r)) / (2 * np.pi)
+    # central differences with a 1e-6 step: relative error ~1e-12 in K
+    assert eq.summary["natural_frequencies_hz"] == pytest.approx([expected], rel=1e-7)
+    mp = build_mobilized(project)
+    lin = tree_linear_model(mp.model.system, initial_state(mp), length_scale=0.1)
+    assert lin.compliance()[0, 0] == pytest.approx(1.0 / (m * G * r), rel=1e-7)

@@ -259,3 +259,48 @@ def unsupported_translations(system, q: np.ndarray, free_speed: np.ndarray,
         if not any((i in sub) != (j in sub) for i, j in connections):
             out.append((b, speeds))
     return out
+
+
+@dataclass
+class TreeLinearModel:
+    """The linear small-motion model of a tree at a pose, in the motions its constraints allow.
+
+    basis (nu, d): orthonormal speeds u = basis z; K, M (d, d): stiffness −∂(basisᵀ Q)/∂z (central
+    differences) and mass basisᵀ M(q) basis; frequency_hz (d,) of K φ = ω² M φ (negative: unstable).
+    """
+
+    basis: np.ndarray
+    K: np.ndarray
+    M: np.ndarray
+    frequency_hz: np.ndarray
+
+    def compliance(self) -> np.ndarray:
+        """(nu, nu): speeds' displacement per unit generalized force, basis K⁻¹ basisᵀ (joint laxity)."""
+        return self.basis @ np.linalg.solve(0.5 * (self.K + self.K.T), self.basis.T)
+
+
+def tree_linear_model(system, state: State, *, length_scale: float, step: float = 1e-6) -> TreeLinearModel:
+    """K and M of the tree at ``state`` (speeds ignored) in the null space of its constraint rows."""
+    import scipy.linalg
+
+    t, q = float(state.t), np.array(state.q, float)
+    if system.constraints:
+        _, G, _, _ = constraint_rows(system, State(t, q, np.zeros(system.nu)))
+        N = null_space(G, system.nu)
+    else:
+        N = np.eye(system.nu)
+    rot = rotational_speeds(system, q)
+    d = N.shape[1]
+    K = np.zeros((d, d))
+    for j in range(d):
+        h = step / max(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / length_scale)), 1e-12)
+        Qp = generalized_forces_at_rest(system, t, move(system, q, h * N[:, j]))
+        Qm = generalized_forces_at_rest(system, t, move(system, q, -h * N[:, j]))
+        K[:, j] = -(N.T @ (Qp - Qm)) / (2 * h)
+    M = N.T @ system.mass_matrix(q) @ N
+    if d:
+        lam = scipy.linalg.eigh(0.5 * (K + K.T), 0.5 * (M + M.T), eigvals_only=True)
+        freq = np.sign(lam) * np.sqrt(np.abs(lam)) / (2 * np.pi)
+    else:
+        freq = np.zeros(0)
+    return TreeLinearModel(N, K, M, freq)
