@@ -122,20 +122,18 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from jointmodeller.app import studies
+    from jointmodeller.app.registry import study
     from jointmodeller.io.run_csv import write_run_csv
     from jointmodeller.persistence import ProjectStore
 
+    chosen = study(args.study)
+    options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method),
+               "laxity": dict(experiment=args.experiment)}.get(args.study, {})
     with ProjectStore(args.project) as store:
         project = store.load_project()
-        bar = ProgressBar(args.study)
-        if args.study == "equilibrium":
-            run = studies.run_equilibrium(project, progress=bar)
-        elif args.study == "dynamics":
-            run = studies.run_dynamics(project, t_end=args.t_end, report_dt=args.report_dt,
-                                       digits=args.digits, method=args.method, progress=bar)
-        else:  # pragma: no cover - argparse restricts the choices
-            raise JointModellerError(f"unknown study {args.study!r}")
+        if chosen.needs_experiment and not project.experiments:
+            raise JointModellerError(f"{args.project}: the {chosen.title.lower()} study needs an experiment row")
+        run = chosen.run(project, progress=ProgressBar(args.study), **options)
         run_id = store.save_run(run)
     _print_run(run, run_id)
     if args.csv:
@@ -291,9 +289,9 @@ def run_headless(project_path: str | None) -> int:
     """Run the studies of a project (the demo when None) and print their results."""
     import tempfile
 
-    from jointmodeller.app import studies
     from jointmodeller.app.demo import build_demo_project
     from jointmodeller.app.describe import describe_project
+    from jointmodeller.app.registry import study, study_names
     from jointmodeller.persistence import ProjectStore, save_project
 
     if project_path is None:
@@ -304,15 +302,10 @@ def run_headless(project_path: str | None) -> int:
         project = store.load_project()
         print(describe_project(project))
         print()
-        run = studies.run_equilibrium(project, progress=ProgressBar("equilibrium"), max_wall_s=HEADLESS_WALL_S)
-        _print_run(run, store.save_run(run))
-        run = studies.run_dynamics(project, t_end=0.2, report_dt=0.005, digits=4,
-                                   max_wall_s=HEADLESS_DYNAMICS_WALL_S, progress=ProgressBar("dynamics"))
-        _print_run(run, store.save_run(run))
-        if project.experiments:
-            from jointmodeller.app.laxity import run_laxity
-
-            run = run_laxity(project, project.experiments[0].name)
+        options = {"equilibrium": dict(max_wall_s=HEADLESS_WALL_S),
+                   "dynamics": dict(t_end=0.2, report_dt=0.005, digits=4, max_wall_s=HEADLESS_DYNAMICS_WALL_S)}
+        for name in study_names(project):
+            run = study(name).run(project, progress=ProgressBar(name), **options.get(name, {}))
             _print_run(run, store.save_run(run))
     print(f"\nresults stored in {project_path}")
     return 0
@@ -327,6 +320,12 @@ def _write_atomically(path: Path, text: str) -> None:
 # ----------------------------------------------------------------------------------------------
 # Parser
 # ----------------------------------------------------------------------------------------------
+STUDY_CHOICES = ("equilibrium", "dynamics", "laxity")
+"""The registry's studies (app.registry.STUDIES), named here so `--help` needs no numerical imports."""
+STUDY_HELP = {"equilibrium": "static pose and natural frequencies", "dynamics": "motion under the loads",
+              "laxity": "an experiment's load sweep (see also the laxity command)"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="jointmodeller",
@@ -370,7 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run a study and store its results in the project")
     s.add_argument("project")
-    s.add_argument("--study", required=True, choices=("equilibrium", "dynamics"))
+    s.add_argument("--study", required=True, choices=STUDY_CHOICES,
+                   help="; ".join(f"{k}: {v}" for k, v in STUDY_HELP.items()))
+    s.add_argument("--experiment", help="laxity: experiment name (default: the first)")
     s.add_argument("--t-end", type=float, default=1.0, help="dynamics: simulated seconds (default 1)")
     s.add_argument("--report-dt", type=float, default=0.01, help="dynamics: report interval in s")
     s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")

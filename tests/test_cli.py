@@ -99,3 +99,10 @@ def test_import_keeps_the_modification_time_it_was_given(tmp_path):
     assert main(["import", str(tmp_path / "old.json"), str(tmp_path / "b.jmdb")]) == 0
     assert main(["export", str(tmp_path / "b.jmdb"), "--json", str(tmp_path / "b.json")]) == 0
     assert json.loads((tmp_path / "b.json").read_text())["project"]["info"]["modified"] == "2001-02-03T04:05:06+00:00"
+
+
+def test_cli_study_choices_are_the_registry():
+    from jointmodeller.app.registry import STUDIES
+    from jointmodeller.cli import STUDY_CHOICES, STUDY_HELP
+
+    assert tuple(STUDIES) == STUDY_CHOICES == tuple(STUDY_HELP)
