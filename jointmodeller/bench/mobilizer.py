@@ -19,7 +19,7 @@ import tempfile
 import time
 
 import numpy as np
-from numba import njit
+from jointmodeller.core._jit import njit
 
 from jointmodeller.bench.harness import Figure, time_call
 from jointmodeller.core.multibody.examples import (

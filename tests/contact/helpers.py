@@ -58,7 +58,7 @@ def plane_mesh(size: float, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _numba_on() -> bool:
-    from jointmodeller.core.geometry.collision_grid import NUMBA_ENABLED
+    from jointmodeller.core._jit import NUMBA_ENABLED
 
     return bool(NUMBA_ENABLED)
 

@@ -47,7 +47,7 @@ def test_plain_python_fallback_gives_the_compiled_results():
     code = textwrap.dedent(
         """
         import numpy as np, sys
-        from jointmodeller.core.multibody._jit import NUMBA_ENABLED
+        from jointmodeller.core._jit import NUMBA_ENABLED
         assert not NUMBA_ENABLED
         from jointmodeller.core.multibody.examples import (
             random_chain, knee_custom, knee_planar_coupled, knee_planar_state)

@@ -62,8 +62,10 @@ def test_closest_matches_trimesh(blob, use_numba, monkeypatch):
 
 def test_numba_and_numpy_kernels_agree(blob, monkeypatch):
     _, ob = blob
-    if not _kernels.HAVE_NUMBA:
-        pytest.skip("numba absent")
+    from jointmodeller.core._jit import NUMBA_ENABLED
+
+    if not NUMBA_ENABLED:
+        pytest.skip("numba switched off (JOINTMODELLER_NUMBA=0)")
     p = np.random.default_rng(3).normal(size=(300, 3))
     monkeypatch.setattr(_kernels, "USE_NUMBA", True)
     a = ob.closest(p, shape=True)

@@ -18,20 +18,12 @@ Python (slow, but the tests run it on small meshes to check the compiled and pla
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage
 
-NUMBA_ENABLED = os.environ.get("JOINTMODELLER_NUMBA", "1") != "0"
-try:  # pragma: no cover - depends on the environment
-    if not NUMBA_ENABLED:
-        raise ImportError
-    import numba
-except ImportError:  # pragma: no cover
-    numba = None
-    NUMBA_ENABLED = False
+from jointmodeller.core._jit import kernel as compiled_kernel
 
 #: cells a grid may hold before its cell size is enlarged
 MAX_GRID_CELLS = 2_000_000
@@ -327,18 +319,9 @@ def _ray_kernel(pa, ea, sa, ia, gp, gn, gi, cell_start, lower, sphere, origin, c
             ta = tb
 
 
-_compiled: dict = {}
-
-
 def _kernel(fn, use_numba: bool | None):
-    """``fn`` compiled with numba (cached on disk) unless disabled, else the plain function."""
-    if use_numba is None:
-        use_numba = NUMBA_ENABLED
-    if not use_numba or numba is None:
-        return fn
-    if fn not in _compiled:
-        _compiled[fn] = numba.njit(cache=True, fastmath=False, error_model="numpy")(fn)
-    return _compiled[fn]
+    """``fn`` compiled with numba (cached on disk) unless disabled (``core._jit``), else the plain function."""
+    return compiled_kernel(fn, use_numba, fastmath=False, error_model="numpy")
 
 
 def ray_kernel(use_numba: bool | None = None):

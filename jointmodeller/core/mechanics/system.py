@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from jointmodeller.core._jit import kernel
 from jointmodeller.core.mechanics.forces import BodyKinematics, ForceElement
 from jointmodeller.core.mechanics.loads import Gravity, PointLoads
 from jointmodeller.core.mechanics.rotations import quat_multiply, quat_to_matrix
@@ -67,16 +68,9 @@ def _body_rates_py(q, v, w_B, R, F, T, I, inv_m, inv_I, fixed, out):  # pragma: 
             out[7 * n + 3 * i + j] = F[i, j] * inv_m[i]
 
 
-_BODY_KERNELS = None
-
-
 def _body_kernels():
-    global _BODY_KERNELS
-    if _BODY_KERNELS is None:
-        import numba
-
-        _BODY_KERNELS = (numba.njit(cache=True)(_body_kinematics_py), numba.njit(cache=True)(_body_rates_py))
-    return _BODY_KERNELS
+    """The two kernels compiled on first use (``core._jit``; plain Python when numba is off)."""
+    return kernel(_body_kinematics_py), kernel(_body_rates_py)
 
 
 @dataclass

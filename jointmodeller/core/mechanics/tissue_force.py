@@ -5,18 +5,18 @@ Steps: (1) attachment points and their velocities in G; (2) relative displacemen
 dashpot in that frame; (5) back to G, applied at the attachment points (moments ``r × F`` about each
 centre of mass). Step 6 (integration) lives in :mod:`jointmodeller.core.studies.dynamics`.
 
-Straight tissues go through a numba kernel when numba is available and through the numpy code
-otherwise (both are tested against each other); wrapped tissues get their geometry from a
+Straight tissues go through a numba kernel unless numba is switched off (``core._jit``) and through
+the numpy code otherwise (both are tested against each other); wrapped tissues get their geometry from a
 :class:`~jointmodeller.core.mechanics.tissues.PathProvider` and use the numpy code.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from jointmodeller.core._jit import kernel, numba_enabled
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 from jointmodeller.core.mechanics.tissues import (
     AXIAL,
@@ -33,13 +33,6 @@ from jointmodeller.core.mechanics.tissues import (
     straight_tissue_geometry,
 )
 
-try:  # numba is a hard dependency, but keep a plain path for environments without it
-    import numba
-
-    HAVE_NUMBA = os.environ.get("JOINTMODELLER_NO_NUMBA", "") == ""
-except ImportError:  # pragma: no cover - exercised only without numba
-    numba = None
-    HAVE_NUMBA = False
 
 
 @dataclass
@@ -302,28 +295,22 @@ def _kernel_py(p_G, R_GB, v_G, w_G, body_a, body_b, r_a_B, r_b_B, coeffs, dampin
         torque_G[ib, 2] -= arm_b[0] * F[1] - arm_b[1] * F[0]
 
 
-_kernel = None
-
-
 def _get_kernel():
-    """Compile the kernel on first use (a second or two, cached on disk by numba)."""
-    global _kernel
-    if _kernel is None:
-        _kernel = numba.njit(cache=True, fastmath=False)(_kernel_py)
-    return _kernel
+    """The kernel compiled on first use (a second or two, cached on disk by numba)."""
+    return kernel(_kernel_py, True, fastmath=False)
 
 
 class TissueForces:
     """Force element for a :class:`TissueSet` (implements ``ForceElement``).
 
-    ``use_numba=None`` picks the numba kernel when available (env JOINTMODELLER_NO_NUMBA=1 turns it
-    off); ``False`` forces the numpy path. Wrapped tissues always use the numpy path and ``provider``.
+    ``use_numba=None`` picks the numba kernel unless the ``core._jit`` switch is off
+    (JOINTMODELLER_NUMBA=0); ``False`` forces the numpy path. Wrapped tissues always use the numpy path and ``provider``.
     """
 
     def __init__(self, tissues: TissueSet, provider: PathProvider | None = None, use_numba: bool | None = None):
         self.tissues = tissues
         self.provider = provider
-        self.use_numba = HAVE_NUMBA if use_numba is None else (bool(use_numba) and numba is not None)
+        self.use_numba = numba_enabled(use_numba)
         # the compiled kernel handles straight polynomial tissues; the rest use the numpy path
         self._straight = (~tissues.wrapped | (tissues.model == BUSHING)) & (tissues.law != BLANKEVOORT)
         m = tissues.count

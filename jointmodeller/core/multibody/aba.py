@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .tree import inv_small, kin_pass
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .aba import aba_core
 from .functions import FunctionTable, eval_function
 from .tree import kin_pass, qdot_all, unpack_tree

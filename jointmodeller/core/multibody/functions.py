@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 
 F_CONSTANT, F_LINEAR, F_POLYNOMIAL, F_SPLINE = 0, 1, 2, 3
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .state import State
 from .coupled import N_CB, project_coupled
 from .functions import FunctionTable

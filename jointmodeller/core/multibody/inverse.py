@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .spatial import crf, mtv, mv
 from .tree import kin_pass
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .functions import eval_function, eval_function_1d
 from .mobilizers import (
     BALL, BALL_QUAT, CUSTOM, CYLINDER, ELLIPSOID, FREE, PIN, PLANAR, SCREW, SLIDER, WELD, joint_kinematics,

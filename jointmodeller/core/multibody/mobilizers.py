@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 from .functions import eval_function
 from .spatial import axis_rotation, cross, mm, mv, quat_to_R
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from jointmodeller.core._jit import njit
 
 
 @njit

@@ -1,21 +1,16 @@
 """Compiled closest-point kernel (numba) with the vectorised numpy version as the fallback.
 
-The tests run both and compare them; ``USE_NUMBA`` switches the kernel off globally.
+The tests run both and compare them; ``USE_NUMBA`` (default: the ``core._jit`` switch) chooses.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:  # pragma: no cover - exercised when numba is installed (it is a core dependency)
-    import numba
+from jointmodeller.core._jit import NUMBA_ENABLED, njit
 
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover
-    numba = None
-    HAVE_NUMBA = False
-
-USE_NUMBA = HAVE_NUMBA
+#: run the compiled kernels (the switch of ``core._jit``; tests set it False to run the numpy path)
+USE_NUMBA = NUMBA_ENABLED
 
 
 def _closest_candidates_py(P, cand, faces, V, closest_fn):
@@ -30,134 +25,130 @@ def _closest_candidates_py(P, cand, faces, V, closest_fn):
     return q[rows], bary[rows], cand[np.arange(m), best], d2[np.arange(m), best]
 
 
-if HAVE_NUMBA:
-
-    @numba.njit(cache=True, fastmath=False)
-    def _closest_candidates_nb(P, cand, faces, V):  # pragma: no cover - compiled
-        m, nc = cand.shape
-        out_q = np.empty((m, 3))
-        out_b = np.empty((m, 3))
-        out_f = np.empty(m, np.int64)
-        out_d = np.empty(m)
-        for i in range(m):
-            px, py, pz = P[i, 0], P[i, 1], P[i, 2]
-            best = 1e300
-            for j in range(nc):
-                f = cand[i, j]
-                ia, ib, ic = faces[f, 0], faces[f, 1], faces[f, 2]
-                ax, ay, az = V[ia, 0], V[ia, 1], V[ia, 2]
-                abx, aby, abz = V[ib, 0] - ax, V[ib, 1] - ay, V[ib, 2] - az
-                acx, acy, acz = V[ic, 0] - ax, V[ic, 1] - ay, V[ic, 2] - az
-                apx, apy, apz = px - ax, py - ay, pz - az
-                d1 = abx * apx + aby * apy + abz * apz
-                d2 = acx * apx + acy * apy + acz * apz
-                bpx, bpy, bpz = apx - abx, apy - aby, apz - abz
-                d3 = abx * bpx + aby * bpy + abz * bpz
-                d4 = acx * bpx + acy * bpy + acz * bpz
-                cpx, cpy, cpz = apx - acx, apy - acy, apz - acz
-                d5 = abx * cpx + aby * cpy + abz * cpz
-                d6 = acx * cpx + acy * cpy + acz * cpz
-                vc = d1 * d4 - d3 * d2
-                vb = d5 * d2 - d1 * d6
-                va = d3 * d6 - d5 * d4
-                if d1 <= 0.0 and d2 <= 0.0:
-                    u, v, w = 1.0, 0.0, 0.0
-                elif d3 >= 0.0 and d4 <= d3:
-                    u, v, w = 0.0, 1.0, 0.0
-                elif d6 >= 0.0 and d5 <= d6:
-                    u, v, w = 0.0, 0.0, 1.0
-                elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-                    t = d1 / (d1 - d3)
-                    u, v, w = 1.0 - t, t, 0.0
-                elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-                    t = d2 / (d2 - d6)
-                    u, v, w = 1.0 - t, 0.0, t
-                elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
-                    t = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-                    u, v, w = 0.0, 1.0 - t, t
-                else:
-                    den = va + vb + vc
-                    if den == 0.0:
-                        den = 1.0
-                    v = vb / den
-                    w = vc / den
-                    u = 1.0 - v - w
-                qx = ax + v * abx + w * acx
-                qy = ay + v * aby + w * acy
-                qz = az + v * abz + w * acz
-                dd = (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2
-                if dd < best:
-                    best = dd
-                    out_q[i, 0], out_q[i, 1], out_q[i, 2] = qx, qy, qz
-                    out_b[i, 0], out_b[i, 1], out_b[i, 2] = u, v, w
-                    out_f[i] = f
-            out_d[i] = best
-        return out_q, out_b, out_f, out_d
-
-
-if HAVE_NUMBA:
-
-    @numba.njit(cache=True)
-    def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover - compiled
-        """closest point, smooth normal, signed distance, face and shape operator per point."""
-        q, bary, face, d2 = _closest_candidates_nb(P, cand, faces, V)
-        m = P.shape[0]
-        n_out = np.empty((m, 3))
-        sd = np.empty(m)
-        S = np.zeros((m, 3, 3))
-        for i in range(m):
-            f = face[i]
-            i0, i1, i2 = faces[f, 0], faces[f, 1], faces[f, 2]
-            b0, b1, b2 = bary[i, 0], bary[i, 1], bary[i, 2]
-            n = np.empty(3)
-            for c in range(3):
-                n[c] = b0 * VN[i0, c] + b1 * VN[i1, c] + b2 * VN[i2, c]
-            nl = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
-            if nl < 1e-12:
-                for c in range(3):
-                    n[c] = FN[f, c]
-                nl = 1.0
-            for c in range(3):
-                n[c] /= nl
-                n_out[i, c] = n[c]
-            dx = P[i, 0] - q[i, 0]
-            dy = P[i, 1] - q[i, 1]
-            dz = P[i, 2] - q[i, 2]
-            if b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9:
-                side = dx * FN[f, 0] + dy * FN[f, 1] + dz * FN[f, 2]
+@njit(fastmath=False)
+def _closest_candidates_nb(P, cand, faces, V):  # pragma: no cover - compiled
+    m, nc = cand.shape
+    out_q = np.empty((m, 3))
+    out_b = np.empty((m, 3))
+    out_f = np.empty(m, np.int64)
+    out_d = np.empty(m)
+    for i in range(m):
+        px, py, pz = P[i, 0], P[i, 1], P[i, 2]
+        best = 1e300
+        for j in range(nc):
+            f = cand[i, j]
+            ia, ib, ic = faces[f, 0], faces[f, 1], faces[f, 2]
+            ax, ay, az = V[ia, 0], V[ia, 1], V[ia, 2]
+            abx, aby, abz = V[ib, 0] - ax, V[ib, 1] - ay, V[ib, 2] - az
+            acx, acy, acz = V[ic, 0] - ax, V[ic, 1] - ay, V[ic, 2] - az
+            apx, apy, apz = px - ax, py - ay, pz - az
+            d1 = abx * apx + aby * apy + abz * apz
+            d2 = acx * apx + acy * apy + acz * apz
+            bpx, bpy, bpz = apx - abx, apy - aby, apz - abz
+            d3 = abx * bpx + aby * bpy + abz * bpz
+            d4 = acx * bpx + acy * bpy + acz * bpz
+            cpx, cpy, cpz = apx - acx, apy - acy, apz - acz
+            d5 = abx * cpx + aby * cpy + abz * cpz
+            d6 = acx * cpx + acy * cpy + acz * cpz
+            vc = d1 * d4 - d3 * d2
+            vb = d5 * d2 - d1 * d6
+            va = d3 * d6 - d5 * d4
+            if d1 <= 0.0 and d2 <= 0.0:
+                u, v, w = 1.0, 0.0, 0.0
+            elif d3 >= 0.0 and d4 <= d3:
+                u, v, w = 0.0, 1.0, 0.0
+            elif d6 >= 0.0 and d5 <= d6:
+                u, v, w = 0.0, 0.0, 1.0
+            elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+                t = d1 / (d1 - d3)
+                u, v, w = 1.0 - t, t, 0.0
+            elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+                t = d2 / (d2 - d6)
+                u, v, w = 1.0 - t, 0.0, t
+            elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+                t = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+                u, v, w = 0.0, 1.0 - t, t
             else:
-                side = dx * n[0] + dy * n[1] + dz * n[2]
-            dist = np.sqrt(d2[i])
-            # closest on the rim of an open surface: the string passes round it, never inside
-            rim = (b0 <= 1e-9 or boundary[i0]) and (b1 <= 1e-9 or boundary[i1]) and (b2 <= 1e-9 or boundary[i2])
-            if rim and not (b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9):
-                side = 1.0
-            sd[i] = -dist if side < 0.0 else dist
-            # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|
-            nf = FN[f]
-            e0 = V[i2] - V[i1]
-            e1 = V[i0] - V[i2]
-            e2 = V[i1] - V[i0]
-            ax = np.cross(V[i1] - V[i0], V[i2] - V[i0])
-            a2 = np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
-            if a2 <= 0.0:
-                a2 = 1.0
-            g0 = np.cross(nf, e0) / a2
-            g1 = np.cross(nf, e1) / a2
-            g2 = np.cross(nf, e2) / a2
-            J = np.empty((3, 3))
-            for r in range(3):
-                for c in range(3):
-                    J[r, c] = (VN[i0, r] * g0[c] + VN[i1, r] * g1[c] + VN[i2, r] * g2[c]) / nl
-            Pm = np.eye(3)
-            for r in range(3):
-                for c in range(3):
-                    Pm[r, c] -= n[r] * n[c]
-            M = Pm @ J @ Pm
-            for r in range(3):
-                for c in range(3):
-                    S[i, r, c] = 0.5 * (M[r, c] + M[c, r])
-        return q, n_out, sd, face, S
+                den = va + vb + vc
+                if den == 0.0:
+                    den = 1.0
+                v = vb / den
+                w = vc / den
+                u = 1.0 - v - w
+            qx = ax + v * abx + w * acx
+            qy = ay + v * aby + w * acy
+            qz = az + v * abz + w * acz
+            dd = (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2
+            if dd < best:
+                best = dd
+                out_q[i, 0], out_q[i, 1], out_q[i, 2] = qx, qy, qz
+                out_b[i, 0], out_b[i, 1], out_b[i, 2] = u, v, w
+                out_f[i] = f
+        out_d[i] = best
+    return out_q, out_b, out_f, out_d
+
+
+@njit
+def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover - compiled
+    """closest point, smooth normal, signed distance, face and shape operator per point."""
+    q, bary, face, d2 = _closest_candidates_nb(P, cand, faces, V)
+    m = P.shape[0]
+    n_out = np.empty((m, 3))
+    sd = np.empty(m)
+    S = np.zeros((m, 3, 3))
+    for i in range(m):
+        f = face[i]
+        i0, i1, i2 = faces[f, 0], faces[f, 1], faces[f, 2]
+        b0, b1, b2 = bary[i, 0], bary[i, 1], bary[i, 2]
+        n = np.empty(3)
+        for c in range(3):
+            n[c] = b0 * VN[i0, c] + b1 * VN[i1, c] + b2 * VN[i2, c]
+        nl = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
+        if nl < 1e-12:
+            for c in range(3):
+                n[c] = FN[f, c]
+            nl = 1.0
+        for c in range(3):
+            n[c] /= nl
+            n_out[i, c] = n[c]
+        dx = P[i, 0] - q[i, 0]
+        dy = P[i, 1] - q[i, 1]
+        dz = P[i, 2] - q[i, 2]
+        if b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9:
+            side = dx * FN[f, 0] + dy * FN[f, 1] + dz * FN[f, 2]
+        else:
+            side = dx * n[0] + dy * n[1] + dz * n[2]
+        dist = np.sqrt(d2[i])
+        # closest on the rim of an open surface: the string passes round it, never inside
+        rim = (b0 <= 1e-9 or boundary[i0]) and (b1 <= 1e-9 or boundary[i1]) and (b2 <= 1e-9 or boundary[i2])
+        if rim and not (b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9):
+            side = 1.0
+        sd[i] = -dist if side < 0.0 else dist
+        # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|
+        nf = FN[f]
+        e0 = V[i2] - V[i1]
+        e1 = V[i0] - V[i2]
+        e2 = V[i1] - V[i0]
+        ax = np.cross(V[i1] - V[i0], V[i2] - V[i0])
+        a2 = np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
+        if a2 <= 0.0:
+            a2 = 1.0
+        g0 = np.cross(nf, e0) / a2
+        g1 = np.cross(nf, e1) / a2
+        g2 = np.cross(nf, e2) / a2
+        J = np.empty((3, 3))
+        for r in range(3):
+            for c in range(3):
+                J[r, c] = (VN[i0, r] * g0[c] + VN[i1, r] * g1[c] + VN[i2, r] * g2[c]) / nl
+        Pm = np.eye(3)
+        for r in range(3):
+            for c in range(3):
+                Pm[r, c] -= n[r] * n[c]
+        M = Pm @ J @ Pm
+        for r in range(3):
+            for c in range(3):
+                S[i, r, c] = 0.5 * (M[r, c] + M[c, r])
+    return q, n_out, sd, face, S
 
 
 def closest_full(P, cand, faces, V, VN, FN, boundary):
@@ -168,7 +159,7 @@ def closest_full(P, cand, faces, V, VN, FN, boundary):
 
 def closest_candidates(P, cand, faces, V, closest_fn):
     """Closest point over candidate faces: q (m, 3), barycentrics (m, 3), face (m,), squared distance (m,)."""
-    if USE_NUMBA and HAVE_NUMBA:
+    if USE_NUMBA:
         return _closest_candidates_nb(
             np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(cand), faces, V
         )
@@ -224,86 +215,84 @@ def _assemble_kkt_py(x, active, normal, lam, shape, w, use_curv):
     return ab, rhs.reshape(-1)
 
 
-if HAVE_NUMBA:
-
-    @numba.njit(cache=True)
-    def _assemble_kkt_nb(x, active, normal, lam, shape, w, use_curv):  # pragma: no cover - compiled
-        N1 = x.shape[0] - 2
-        n = 3 * N1
-        ab = np.zeros((11, n))
-        rhs = np.zeros(n)
-        R = np.empty((3, 3))
-        for i in range(N1):
-            wl = w[i]
-            wr = w[i + 1]
-            if active[i]:
-                nn = normal[i]
-                k = 0
-                if abs(nn[1]) < abs(nn[k]):
-                    k = 1
-                if abs(nn[2]) < abs(nn[k]):
-                    k = 2
-                a = np.zeros(3)
-                a[k] = 1.0
-                t1 = np.cross(nn, a)
-                t1 /= np.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
-                t2 = np.cross(nn, t1)
-                for c in range(3):
-                    R[0, c] = t1[c]
-                    R[1, c] = t2[c]
-                    R[2, c] = nn[c]
-            else:
-                for r in range(3):
-                    for c in range(3):
-                        R[r, c] = 1.0 if r == c else 0.0
-            D = (wl + wr) * R
-            Lo = -wl * R
-            Up = -wr * R
-            b = np.zeros(3)
-            if active[i]:
-                for c in range(3):
-                    D[2, c] = normal[i, c]
-                    Lo[2, c] = 0.0
-                    Up[2, c] = 0.0
-                b[2] = normal[i, 0] * x[i + 1, 0] + normal[i, 1] * x[i + 1, 1] + normal[i, 2] * x[i + 1, 2]
-                if use_curv:
-                    l = max(lam[i], 0.0)
-                    lS = l * shape[i]
-                    big = np.sqrt((lS * lS).sum())
-                    half = 0.5 * (wl + wr)
-                    if big > half:
-                        lS *= half / big
-                    curv = np.zeros((2, 3))
-                    for r in range(2):
-                        for c in range(3):
-                            curv[r, c] = R[r, 0] * lS[0, c] + R[r, 1] * lS[1, c] + R[r, 2] * lS[2, c]
-                    for r in range(2):
-                        for c in range(3):
-                            D[r, c] -= curv[r, c]
-                        b[r] -= curv[r, 0] * x[i + 1, 0] + curv[r, 1] * x[i + 1, 1] + curv[r, 2] * x[i + 1, 2]
-            if i == 0:
-                for r in range(3):
-                    b[r] -= Lo[r, 0] * x[0, 0] + Lo[r, 1] * x[0, 1] + Lo[r, 2] * x[0, 2]
-            if i == N1 - 1:
-                for r in range(3):
-                    b[r] -= Up[r, 0] * x[N1 + 1, 0] + Up[r, 1] * x[N1 + 1, 1] + Up[r, 2] * x[N1 + 1, 2]
+@njit
+def _assemble_kkt_nb(x, active, normal, lam, shape, w, use_curv):  # pragma: no cover - compiled
+    N1 = x.shape[0] - 2
+    n = 3 * N1
+    ab = np.zeros((11, n))
+    rhs = np.zeros(n)
+    R = np.empty((3, 3))
+    for i in range(N1):
+        wl = w[i]
+        wr = w[i + 1]
+        if active[i]:
+            nn = normal[i]
+            k = 0
+            if abs(nn[1]) < abs(nn[k]):
+                k = 1
+            if abs(nn[2]) < abs(nn[k]):
+                k = 2
+            a = np.zeros(3)
+            a[k] = 1.0
+            t1 = np.cross(nn, a)
+            t1 /= np.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
+            t2 = np.cross(nn, t1)
+            for c in range(3):
+                R[0, c] = t1[c]
+                R[1, c] = t2[c]
+                R[2, c] = nn[c]
+        else:
             for r in range(3):
-                row = 3 * i + r
-                rhs[row] = b[r]
                 for c in range(3):
-                    col = 3 * i + c
-                    ab[5 + row - col, col] = D[r, c]
-                    if i > 0:
-                        col = 3 * (i - 1) + c
-                        ab[5 + row - col, col] = Lo[r, c]
-                    if i < N1 - 1:
-                        col = 3 * (i + 1) + c
-                        ab[5 + row - col, col] = Up[r, c]
-        return ab, rhs
+                    R[r, c] = 1.0 if r == c else 0.0
+        D = (wl + wr) * R
+        Lo = -wl * R
+        Up = -wr * R
+        b = np.zeros(3)
+        if active[i]:
+            for c in range(3):
+                D[2, c] = normal[i, c]
+                Lo[2, c] = 0.0
+                Up[2, c] = 0.0
+            b[2] = normal[i, 0] * x[i + 1, 0] + normal[i, 1] * x[i + 1, 1] + normal[i, 2] * x[i + 1, 2]
+            if use_curv:
+                l = max(lam[i], 0.0)
+                lS = l * shape[i]
+                big = np.sqrt((lS * lS).sum())
+                half = 0.5 * (wl + wr)
+                if big > half:
+                    lS *= half / big
+                curv = np.zeros((2, 3))
+                for r in range(2):
+                    for c in range(3):
+                        curv[r, c] = R[r, 0] * lS[0, c] + R[r, 1] * lS[1, c] + R[r, 2] * lS[2, c]
+                for r in range(2):
+                    for c in range(3):
+                        D[r, c] -= curv[r, c]
+                    b[r] -= curv[r, 0] * x[i + 1, 0] + curv[r, 1] * x[i + 1, 1] + curv[r, 2] * x[i + 1, 2]
+        if i == 0:
+            for r in range(3):
+                b[r] -= Lo[r, 0] * x[0, 0] + Lo[r, 1] * x[0, 1] + Lo[r, 2] * x[0, 2]
+        if i == N1 - 1:
+            for r in range(3):
+                b[r] -= Up[r, 0] * x[N1 + 1, 0] + Up[r, 1] * x[N1 + 1, 1] + Up[r, 2] * x[N1 + 1, 2]
+        for r in range(3):
+            row = 3 * i + r
+            rhs[row] = b[r]
+            for c in range(3):
+                col = 3 * i + c
+                ab[5 + row - col, col] = D[r, c]
+                if i > 0:
+                    col = 3 * (i - 1) + c
+                    ab[5 + row - col, col] = Lo[r, c]
+                if i < N1 - 1:
+                    col = 3 * (i + 1) + c
+                    ab[5 + row - col, col] = Up[r, c]
+    return ab, rhs
 
 
 def assemble_kkt(x, active, normal, lam, shape, w, use_curv):
     """Banded KKT system of one taut-path iteration (compiled when numba is available)."""
-    if USE_NUMBA and HAVE_NUMBA:
+    if USE_NUMBA:
         return _assemble_kkt_nb(x, active, normal, lam, shape, w, use_curv)
     return _assemble_kkt_py(x, active, normal, lam, shape, w, use_curv)

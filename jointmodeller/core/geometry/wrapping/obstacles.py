@@ -109,7 +109,7 @@ class MeshObstacle:
         _, vidx = self.tree.query(p, k=k)
         vidx = np.asarray(vidx).reshape(m, k)
         cand = self.vertex_faces[vidx].reshape(m, -1)
-        if _kernels.USE_NUMBA and _kernels.HAVE_NUMBA:
+        if _kernels.USE_NUMBA:
             q, n, sd, face, S = _kernels.closest_full(
                 p, cand, self.faces, self.vertices_B, self.vertex_normals_B, self.face_normals_B,
                 self.boundary_vertex,
