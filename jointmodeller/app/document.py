@@ -1,5 +1,6 @@
-"""The open project as a Qt-free document: path, dirty flag, change events, undoable row edits,
-per-cell validation messages, autosave to a recovery file and recovery after a crash.
+"""The open project as a Qt-free document: path, dirty flag, change events, undoable row edits and
+joint-coordinate edits (one step each), per-cell validation messages, autosave to a recovery file
+and recovery after a crash.
 
 The GUI binds its views to a :class:`Document` through plain callbacks and wraps each
 :class:`Command` in a QUndoStack entry; tests and scripts use the document's own
@@ -404,6 +405,23 @@ class RemoveRow(Command):
 
 
 @dataclass
+class SetSection(Command):
+    """Replace every row of one section at once (a change that touches several rows, e.g. setting or
+    locking joint coordinates, which rewrites the joints and the initial poses of the masses)."""
+
+    section: str
+    old: tuple
+    new: tuple
+    text: str = "Edit rows"
+
+    def redo(self, doc: "Document") -> None:
+        doc._set_rows(self.section, self.new)
+
+    def undo(self, doc: "Document") -> None:
+        doc._set_rows(self.section, self.old)
+
+
+@dataclass
 class ReplaceProject(Command):
     """Swap the whole project (a use case that touches several sections at once)."""
 
@@ -597,6 +615,50 @@ class Document:
     def replace_project(self, project: Project, text: str = "Change project") -> None:
         self.push(ReplaceProject(self.project, project, text))
 
+    # ------------------------------------------------------------------ joint coordinates
+    def coordinates(self) -> list:
+        """Every joint coordinate of the project (``app.coordinates.CoordinateRow``, mass-row order);
+        empty when no mass has a joint. ValidationError when a joint breaks a rule (the problems of the
+        Mobilizers panel) or the joints cannot be assembled into a tree."""
+        if not any(m.joint is not None and m.joint.coordinates for m in self.project.masses):
+            return []
+        joint_problems = [p for p in self.problems()
+                          if p.section == SECTION_LABELS["masses"] and (p.field or "").startswith("joint")]
+        if joint_problems:
+            raise ValidationError(joint_problems)
+        from jointmodeller.app.coordinates import coordinate_table  # builds the tree: loaded on first use
+
+        return coordinate_table(self.project)
+
+    def set_coordinates(self, *, lock=(), free=(), lock_all: bool = False, free_all: bool = False,
+                        values: dict[str, float] | None = None, text: str = "Edit coordinates") -> bool:
+        """Lock, free or set joint coordinates (values in SI: rad or m) as one undoable step; the
+        masses' initial poses follow the values. False when nothing changes; ValidationError (nothing
+        changed) for an unknown name or a value that is not finite."""
+        from jointmodeller.app.coordinates import set_coordinates
+
+        new = set_coordinates(self.project, lock=lock, free=free, lock_all=lock_all, free_all=free_all,
+                              values=values)
+        if new.masses == self.project.masses:
+            return False
+        self.push(SetSection("masses", self.project.masses, new.masses, text))
+        return True
+
+    def set_coordinate_text(self, name: str, text: str) -> bool:
+        """Set one coordinate from display text: degrees for a rotation, millimetres for a translation.
+        CellError (nothing changed) when the text is not a finite number or no coordinate has that
+        name; False when the value is unchanged."""
+        rows = {r.name: r for r in self.coordinates()}
+        if name not in rows:
+            raise CellError(f"no joint coordinate named {name!r}")
+        row = rows[name]
+        shown = _num("" if text is None else str(text))
+        value = math.radians(shown) if row.rotational else shown / MM
+        if _fmt(row.display[0]) == _fmt(shown):  # the same number as shown: nothing to do
+            return False
+        unit = "°" if row.rotational else " mm"
+        return self.set_coordinates(values={name: value}, text=f"Set {name} = {_fmt(shown)}{unit}")
+
     # ------------------------------------------------------------------ validation
     def problems(self) -> list[Problem]:
         """Every problem in the current project (cached until the next change)."""
@@ -780,6 +842,6 @@ def _reject(name: str) -> Any:
 
 __all__ = [
     "COLUMNS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
-    "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "UndoHistory", "column",
+    "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory", "column",
     "default_row", "section_rows", "unique_name", "with_section_rows",
 ]

@@ -1,5 +1,6 @@
-"""The main window: the five input panels (plus contacts and experiments) beside the live 3D
-viewport, the study runner with a time slider, and plots. ``launch`` is what the CLI calls."""
+"""The main window: the five input panels (plus contacts, mobilizers, joint coordinates and
+experiments) beside the live 3D viewport, the study runner with a time slider, and plots.
+``launch`` is what the CLI calls."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from jointmodeller.model.errors import JointModellerError, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
 from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
-from jointmodeller.render.scene import CAMERA_PRESETS
+from jointmodeller.render.scene import CAMERA_PRESETS, SceneFrame
+from jointmodeller.gui.coordinates import CoordinatesPanel
 from jointmodeller.gui.live import split_batch, study_function
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
@@ -73,6 +75,11 @@ class QtCommand(QUndoCommand):
 
     def undo(self) -> None:
         self.cmd.undo(self.doc)
+
+
+def _initial_poses(project: Project) -> tuple:
+    """The masses' initial poses as the 3D view draws them (names, COM positions, orientations)."""
+    return tuple((m.name, m.position_G, m.euler_deg, m.euler_sequence, m.com_L) for m in project.masses)
 
 
 def recovery_dir() -> Path:
@@ -187,12 +194,17 @@ class RunPanel(QWidget):
         self.time_label.setFixedWidth(self.time_label.fontMetrics().horizontalAdvance("load = -00000.0 N·m") + 8)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
+        # the study and its buttons, then the dynamics options on a row of their own: the bar stays
+        # narrow enough that the input tables get the width the splitter gives them
         top = QHBoxLayout()
-        for w in (QLabel("Study"), self.study, QLabel("End time"), self.t_end, QLabel("Integrator"), self.method,
-                  QLabel("Accuracy"), self.digits, self.start, self.pause, self.stop):
+        for w in (QLabel("Study"), self.study, self.start, self.pause, self.stop):
             top.addWidget(w)
-        self.study.currentTextChanged.connect(self._study_changed)
         top.addWidget(self.progress, 1)
+        options = QHBoxLayout()
+        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits):
+            options.addWidget(w)
+        options.addStretch(1)
+        self.study.currentTextChanged.connect(self._study_changed)
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Run"))
         bottom.addWidget(self.runs, 1)
@@ -200,6 +212,7 @@ class RunPanel(QWidget):
         bottom.addWidget(self.time_label)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addLayout(options)
         lay.addLayout(bottom)
         lay.addWidget(self.status)
         self.set_running(False)
@@ -264,6 +277,11 @@ class MainWindow(QMainWindow):
             panel.model.message.connect(lambda m: self.statusBar().showMessage(m, 8000) if m else None)
             self.panels[key] = panel
             self.tabs.addTab(panel, label)
+            if key == "mobilizers":  # the joints' coordinates beside the joints
+                self.coordinates_panel = CoordinatesPanel(self.doc, self)
+                self.coordinates_panel.model.message.connect(
+                    lambda m: self.statusBar().showMessage(m, 8000) if m else None)
+                self.tabs.addTab(self.coordinates_panel, "Coordinates")
         self.run_panel = RunPanel(self)
         self.plots = PlotPanel(self)
         bottom = QTabWidget(self)
@@ -400,6 +418,7 @@ class MainWindow(QMainWindow):
         self.project_form.set_document(doc)
         for p in self.panels.values():
             p.set_document(doc)
+        self.coordinates_panel.set_document(doc)
         self.frames = None
         self.shown_run = None
         self.plots.show_run(None)
@@ -423,7 +442,12 @@ class MainWindow(QMainWindow):
     def _rebuild_scene(self) -> None:
         """Redraw the scene for a changed project (coalesced: once per event-loop turn)."""
         self._rebuild_pending = False
-        self.viewport.show_project(self.doc.project)
+        frame = None
+        shown = self.viewport.scene.project
+        if (shown is not None and self.viewport.scene.frame.poses
+                and _initial_poses(shown) != _initial_poses(self.doc.project)):
+            frame = SceneFrame()  # a run's pose was shown: show the bones where the edit put them
+        self.viewport.show_project(self.doc.project, frame)
         sel = self.viewport.scene.selected
         if sel is not None:
             self.viewport.scene.select(*sel)
