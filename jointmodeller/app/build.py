@@ -12,9 +12,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.loads import PointLoads
 from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_quat
 from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
+from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import AXIAL, BLANKEVOORT, BUSHING, POLYNOMIAL, make_tissue_set
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.specs import GROUND, Project
@@ -263,18 +265,18 @@ def build_mechanical_system(
                 dissipation=c.hunt_crossley_s_m, friction=friction,
             ))
 
+    # rest lengths left open: the length at the initial pose (routed or wrapped: along the path),
+    # settled before the system is built (a built system is never changed)
+    open_rest = np.isnan(rest) & (tissues.model == AXIAL)
+    if open_rest.any():
+        zero = np.zeros_like(p0)
+        kin0 = BodyKinematics(p0, R_GB, zero, zero, None if q0 is None else np.asarray(q0, float))
+        lengths = TissueForces(tissues, provider, use_numba).evaluate(0.0, kin0).length
+        tissues = replace(tissues, rest_length=np.where(open_rest, lengths, tissues.rest_length))
     system = MechanicalSystem(bodies, tissues, loads, gravity_G=np.asarray(project.info.gravity_G, float),
                               extra_elements=extra, path_provider=provider, length_scale=length_scale,
                               use_numba=use_numba)
     state = State.at_rest(system, p0, matrix_to_quat(R_GB))
-    # rest lengths left open: the length at the initial pose (wrapped: along the path)
-    open_rest = np.isnan(rest) & (tissues.model == AXIAL)
-    if open_rest.any():
-        kin0 = state.get_kinematics()
-        if q0 is not None:
-            kin0 = replace(kin0, q=np.asarray(q0, float))
-        lengths = system.tissue_forces.evaluate(0.0, kin0).length
-        tissues.rest_length[open_rest] = lengths[open_rest]
     return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)
 
 
