@@ -10,7 +10,6 @@ simulated states at a steady rate however long a step takes. The stored run is t
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable
 
@@ -261,21 +260,11 @@ def study_function(study: str, project: Project, **options) -> Callable:
         extra = {k: options[k] for k in ("digits", "method", "contact", "wrapping") if k in options}
         return lambda progress, cancel: live_dynamics(project, t_end=t_end, report_dt=report_dt,
                                                       progress=progress, cancel=cancel, **extra)
-    if study == "equilibrium":
-        from jointmodeller.app.studies import run_equilibrium
+    from jointmodeller.app.registry import study as registered
 
-        return lambda progress, cancel: run_equilibrium(project, progress=progress, cancel=cancel)
-    if study == "laxity":
-        from jointmodeller.app.laxity import run_laxity
-
-        def fn(progress, cancel: threading.Event):
-            def step(done, total, load=None, value=None):
-                progress(done / max(total, 1))
-
-            return run_laxity(project, options.get("experiment"), progress=step, cancel=cancel.is_set)
-
-        return fn
-    raise KeyError(f"no study named {study!r}")
+    entry = registered(study)  # KeyError naming the choices
+    chosen = {k: v for k, v in options.items() if k in entry.options}
+    return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 
 __all__ = ["STREAM_HZ", "StepStreamer", "live_dynamics", "mesh_poses", "split_batch", "study_function"]

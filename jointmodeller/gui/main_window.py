@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document
+from jointmodeller.app.registry import study_names
 from jointmodeller.model.errors import JointModellerError, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
@@ -132,20 +133,6 @@ def demo_project() -> Project:
     except (JointModellerError, OSError):
         pass
     return project
-
-
-def available_studies() -> list[str]:
-    """The studies whose code is present (equilibrium, dynamics, laxity)."""
-    found = []
-    for study, module in (("equilibrium", "jointmodeller.app.studies"), ("dynamics", "jointmodeller.app.studies"),
-                          ("laxity", "jointmodeller.app.laxity")):
-        try:
-            present = importlib.util.find_spec(module) is not None  # imported when a study starts
-        except (ImportError, ValueError):
-            present = False
-        if present:
-            found.append(study)
-    return found
 
 
 DYNAMICS_METHODS = (
@@ -255,7 +242,7 @@ class MainWindow(QMainWindow):
         self.study_in_process = True
         """Run the app's studies in a separate process (else in a thread of this one)."""
         self._active = self.runner
-        self.studies = available_studies()
+        self.studies = study_names()  # app.registry: the studies the CLI and the headless demo run too
         self.frames: RunFrames | None = None
         self.shown_run: RunRecord | None = None
         self._suppress_sync = False
@@ -817,4 +804,4 @@ def launch(project_path: str | None = None, argv: list[str] | None = None) -> in
     return int(app.exec())
 
 
-__all__ = ["MainWindow", "QtCommand", "RunPanel", "available_studies", "launch", "recovery_dir"]
+__all__ = ["MainWindow", "QtCommand", "RunPanel", "launch", "recovery_dir"]

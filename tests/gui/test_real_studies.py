@@ -1,6 +1,6 @@
 """The app's own studies run from the main window: dynamics of the two-box project to 100 % with the
 stored run replayable, and a live dynamics run of the demo that draws frames while the event loop
-keeps ticking. Skipped while the study code is absent."""
+keeps ticking."""
 
 from __future__ import annotations
 
@@ -13,14 +13,11 @@ import pytest
 from live_study import TickGaps
 
 from jointmodeller.app.picking import mass_pose
-from jointmodeller.gui.main_window import available_studies
 from jointmodeller.render.scene import pose_matrix
 
 pytestmark = [pytest.mark.gui]
-needs_dynamics = pytest.mark.skipif("dynamics" not in available_studies(), reason="app.studies is absent")
 
 
-@needs_dynamics
 def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_project):
     w = window(small_project)
     w.run_panel.study.setCurrentText("dynamics")
@@ -47,7 +44,6 @@ def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_p
     assert "tissue_force_N" in w.plots.plotted
 
 
-@needs_dynamics
 def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, window, small_project):
     """BDF at 1e-4 chosen in the run panel is what the stored run used; the choices are greyed out for
     studies they do not apply to; Auto resolves from the project (no contact here: DOP853)."""
@@ -75,7 +71,6 @@ def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, 
     assert blocker.args[0].parameters["method_requested"] == "auto"
 
 
-@needs_dynamics
 @pytest.mark.slow
 def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, demo_project, artifacts_dir):
     """Frames of the running demo reach the viewport; between ticks of a 10 ms timer the GUI thread
