@@ -14,10 +14,10 @@ import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.core.mechanics.rotations import euler_to_matrix, matrix_to_quat
 from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
 from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import AXIAL, BLANKEVOORT, BUSHING, POLYNOMIAL, make_tissue_set
+from jointmodeller.core.spatial_math import euler_to_matrix, matrix_to_quat, principal_axes
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.specs import GROUND, Project
 
@@ -37,14 +37,6 @@ class BuiltMechanics:
 
     def __iter__(self):
         return iter((self.system, self.state))
-
-
-def principal_axes(inertia_L) -> tuple[np.ndarray, np.ndarray]:
-    """Principal moments (3,) ascending and R_BL (3, 3), right-handed, of an inertia tensor in L."""
-    w, V = np.linalg.eigh(0.5 * (np.asarray(inertia_L, float) + np.asarray(inertia_L, float).T))
-    if np.linalg.det(V) < 0:
-        V[:, 2] *= -1
-    return w, V.T
 
 
 def _profile(force) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from jointmodeller.core.mechanics.rotations import matrix_to_euler
+from jointmodeller.core.spatial_math import matrix_to_euler
 from jointmodeller.core.studies.muscle_paths import build_multibody
 from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
 from jointmodeller.model.errors import Problem, ValidationError

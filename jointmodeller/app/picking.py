@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from jointmodeller.core.mechanics.rotations import euler_to_matrix
+from jointmodeller.core.spatial_math import euler_to_matrix
 from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.specs import GROUND, Attachment, Mass, Project
 

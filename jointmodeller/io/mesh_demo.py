@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import axis_angle_matrix
+
 FLEXION_DEG = 30.0
 TROCHLEA_HALF_WIDTH = 0.0105  # x extent of the trochlea: [-hw, hw]
 TROCHLEA_GROOVE_R = 0.0095  # radius at the groove (x = 0)
@@ -97,13 +99,7 @@ def trochlea_radius(x: np.ndarray) -> np.ndarray:
     return TROCHLEA_GROOVE_R + rise * (xc / TROCHLEA_HALF_WIDTH) ** 2
 
 
-def rot_x(deg: float) -> np.ndarray:
-    a = np.radians(deg)
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-R_GE = rot_x(FLEXION_DEG)
+R_GE = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), np.radians(FLEXION_DEG))
 """Rotation taking ulna extension-frame components to G (flexion about +x)."""
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import axis_angle_matrix
+
 _TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[\[\]{}]|[^\s,\[\]{}"#]+')
 _GROUPS = {"Transform", "Group", "Anchor", "Collision", "Billboard", "Separator", "TransformSeparator",
            "Switch", "LOD", "Shape"}
@@ -155,24 +157,15 @@ def _floats(values: list, name: str) -> np.ndarray:
         raise VrmlError(f"field {name} holds something that is not a number") from exc
 
 
-def _axis_angle(r: np.ndarray) -> np.ndarray:
-    axis, angle = r[:3], r[3]
-    n = np.linalg.norm(axis)
-    if n == 0:
-        return np.eye(3)
-    x, y, z = axis / n
-    K = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
-
-
 def _transform_matrix(node: _Node) -> np.ndarray:
     """4x4 of a VRML 2 Transform: T·C·R·SR·S·SR⁻¹·C⁻¹."""
     def vec(name: str, default: list[float]) -> np.ndarray:
         return _floats(node.fields[name], name) if name in node.fields else np.array(default, float)
 
     T, C = vec("translation", [0, 0, 0]), vec("center", [0, 0, 0])
-    R, S = _axis_angle(vec("rotation", [0, 0, 1, 0])), vec("scale", [1, 1, 1])
-    SR = _axis_angle(vec("scaleOrientation", [0, 0, 1, 0]))
+    r, so = vec("rotation", [0, 0, 1, 0]), vec("scaleOrientation", [0, 0, 1, 0])
+    R, S = axis_angle_matrix(r[:3], r[3]), vec("scale", [1, 1, 1])
+    SR = axis_angle_matrix(so[:3], so[3])
     M = np.eye(4)
     M[:3, :3] = R @ SR @ np.diag(S) @ SR.T
     M[:3, 3] = T + C - M[:3, :3] @ C

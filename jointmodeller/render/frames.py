@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jointmodeller.core.mechanics.rotations import quat_to_matrix
+from jointmodeller.core.spatial_math import quat_to_matrix
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 from jointmodeller.render.scene import SceneFrame
@@ -118,7 +118,7 @@ def frames_from_run(project: Project, run: RunRecord) -> RunFrames | None:
 def _laxity_frames(project: Project, run: RunRecord) -> RunFrames:
     """Frames of a laxity sweep: the moving body's pose per load step (B = principal axes of its
     inertia, as app.build makes it), every other mass at its initial pose."""
-    from jointmodeller.app.build import principal_axes
+    from jointmodeller.core.spatial_math import principal_axes
     from jointmodeller.app.picking import mass_pose
 
     s = run.series

@@ -83,7 +83,7 @@ def body_axes_L(inertia_L) -> np.ndarray:
     """The body frame B's axes (principal axes of inertia, as app.build makes them) as rows (3, 3)
     in L, i.e. R_BL; L's own axes when the inertia is not usable."""
     try:
-        from jointmodeller.app.build import principal_axes
+        from jointmodeller.core.spatial_math import principal_axes
 
         _, R_BL = principal_axes(inertia_L)
         return np.asarray(R_BL, float) if np.isfinite(R_BL).all() else np.eye(3)

@@ -77,7 +77,7 @@ def test_run_series_give_the_stored_poses(small_project):
     assert f1.time == 0.1 and f1.tissue_force_N == pytest.approx([3.0])
     assert f1.poses["upper"][0] == pytest.approx(R[1, 1]) and f1.poses["upper"][1] == pytest.approx(origin[1, 1])
     # quaternion form (body frame = L here) gives the same transform as the matrix form
-    from jointmodeller.core.mechanics.rotations import matrix_to_quat
+    from jointmodeller.core.spatial_math import matrix_to_quat
 
     com = np.array([m.com_L for m in small_project.masses])
     p_G = origin + np.einsum("knij,nj->kni", R, com)
@@ -106,8 +106,8 @@ def test_live_sample_with_paths_and_contact(small_project):
 
 def test_laxity_sweep_frames_pose_the_moving_body(small_project):
     pytest.importorskip("jointmodeller.app.build")
-    from jointmodeller.app.build import principal_axes
-    from jointmodeller.core.mechanics.rotations import matrix_to_quat
+    from jointmodeller.core.spatial_math import principal_axes
+    from jointmodeller.core.spatial_math import matrix_to_quat
 
     upper = small_project.mass("upper")
     _, R_BL = principal_axes(upper.inertia_L)

@@ -39,7 +39,7 @@ def test_each_step_is_an_equilibrium_with_flexion_held():
     protocol = synthetic_protocol(frames, steps=4)
     res = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
     from jointmodeller.core.mechanics.forces import BodyKinematics
-    from jointmodeller.core.mechanics.rotations import quat_to_matrix
+    from jointmodeller.core.spatial_math import quat_to_matrix
     from jointmodeller.core.studies.laxity import load_directions, ExperimentLoad
     for i, load in enumerate(res.loads):
         p = p0.copy()
@@ -170,7 +170,7 @@ def test_other_free_bodies_settle_too():
     from dataclasses import replace as dc_replace
 
     from jointmodeller.core.mechanics.forces import BodyKinematics
-    from jointmodeller.core.mechanics.rotations import quat_to_matrix
+    from jointmodeller.core.spatial_math import quat_to_matrix
     from jointmodeller.core.mechanics.system import Bodies
     from jointmodeller.core.mechanics.tissues import make_tissue_set
 

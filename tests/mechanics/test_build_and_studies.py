@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jointmodeller.app.build import build_mechanical_system, principal_axes
+from jointmodeller.app.build import build_mechanical_system
 from jointmodeller.app.studies import run_dynamics, run_equilibrium
-from jointmodeller.core.mechanics.rotations import euler_to_matrix
+from jointmodeller.core.spatial_math import euler_to_matrix, principal_axes
 from jointmodeller.core.mechanics.tissues import blankevoort_force
 from jointmodeller.model.errors import ValidationError
 from jointmodeller.model.specs import (

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import ellipk
 
 from jointmodeller.core.mechanics.examples import free_body, mass_on_spring, two_bone_ligaments
-from jointmodeller.core.mechanics.rotations import quat_to_euler, quat_to_matrix
+from jointmodeller.core.spatial_math import quat_to_euler, quat_to_matrix
 from jointmodeller.core.studies.dynamics import simulate
 from jointmodeller.model.errors import SimulationError
 

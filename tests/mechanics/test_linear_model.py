@@ -7,7 +7,7 @@ import pytest
 
 from jointmodeller.core.mechanics.examples import no_loads, random_tissue_system, two_bone_ligaments
 from jointmodeller.core.mechanics.linearization import finite_difference_stiffness
-from jointmodeller.core.mechanics.rotations import euler_to_quat, matrix_to_quat, quat_to_matrix
+from jointmodeller.core.spatial_math import euler_to_quat, matrix_to_quat, quat_to_matrix
 from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
 from jointmodeller.core.mechanics.tissues import AXIAL, make_tissue_set
 from jointmodeller.core.studies.equilibrium import solve_equilibrium

@@ -7,7 +7,7 @@ import pytest
 
 from jointmodeller.core.mechanics.examples import random_tissue_system
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.rotations import (
+from jointmodeller.core.spatial_math import (
     euler_to_matrix,
     euler_to_quat,
     matrix_to_euler,

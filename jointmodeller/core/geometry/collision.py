@@ -30,6 +30,8 @@ import numpy as np
 
 from jointmodeller.core.geometry.collision_exhaustive import search_exhaustive
 from jointmodeller.core.geometry.collision_grid import PointGrid, moving_candidates, search_grid
+from jointmodeller.core.spatial_math import skew
+from jointmodeller.core.tolerances import tol
 
 #: default ρ of eq. (56)
 DEFAULT_RHO = 5.0
@@ -110,8 +112,8 @@ class RelativeMotion:
         w = np.asarray(self.omega_B, float) * tau
         v = np.asarray(self.V_B, float) * tau
         th = float(np.linalg.norm(w))
-        W = np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
-        if th < 1e-8:
+        W = skew(w)
+        if th < tol.small_angle:
             a, b, c = 1.0 - th * th / 6, 0.5 - th * th / 24, 1.0 / 6 - th * th / 120
         else:
             a, b, c = math.sin(th) / th, (1 - math.cos(th)) / th**2, (th - math.sin(th)) / th**3

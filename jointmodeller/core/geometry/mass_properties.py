@@ -17,8 +17,9 @@ and explained in ``warnings``:
                        volume is negligible): the convex hull's properties. It over-estimates the volume
                        of concave shapes; the warning says so.
 
-Frames: L is the mesh's own frame; B the principal frame at the centre of mass. R_LB takes B
-components to L (columns are the principal axes, right-handed), principal moments ascending.
+Frames: L is the mesh's own frame; B the principal frame at the centre of mass (the body frame the
+app builds: ``core.spatial_math.principal_axes``). R_LB takes B components to L (columns are the
+principal axes, right-handed), principal moments ascending.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointmodeller.core.geometry.mesh_checks import boundary_loops, surface_report
+from jointmodeller.core.spatial_math import principal_axes
 from jointmodeller.model.errors import MeshError
 from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.validation import inertia_problems
@@ -101,21 +103,6 @@ def _fix_winding(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.asarray(m.faces, dtype=np.int64)
 
 
-def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Principal moments (3,) ascending and right-handed axes R (3, 3, columns) of a symmetric tensor.
-
-    Each of the first two axes is signed so its largest component is positive (deterministic output).
-    """
-    sym = 0.5 * (np.asarray(inertia, dtype=np.float64) + np.asarray(inertia, dtype=np.float64).T)
-    moments, axes = np.linalg.eigh(sym)
-    for k in range(2):
-        col = axes[:, k]
-        if col[np.argmax(np.abs(col))] < 0:
-            axes[:, k] = -col
-    axes[:, 2] = np.cross(axes[:, 0], axes[:, 1])
-    return moments, axes
-
-
 def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> MassProperties:
     """Mass properties of the uniform solid of density [kg/m³] bounded by a surface in L.
 
@@ -172,14 +159,14 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
     second_com = second - vol * np.outer(com0, com0)
     inertia = density * (np.trace(second_com) * np.eye(3) - second_com)
     inertia = 0.5 * (inertia + inertia.T)
-    moments, R_LB = principal_axes(inertia)
+    moments, R_BL = principal_axes(inertia)
     return MassProperties(
         volume_m3=vol,
         mass_kg=density * vol,
         com_L=com0 + origin,
         inertia_L=inertia,
         principal_moments=moments,
-        R_LB=R_LB,
+        R_LB=R_BL.T,
         method=method,
         warnings=tuple(warnings),
     )

@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import axis_angle_matrix
+from jointmodeller.core.tolerances import tol
+
 INSIDE, NO_WRAP, WRAPPED, MANDATORY = -1, 0, 1, 2
 
 TANGENCY_THRESHOLD = np.radians(0.1)
@@ -117,12 +120,6 @@ def _segment_plane(a, b, normal, d):
     if t < -1e-5 or t > 1.0 + 1e-5:
         return None
     return a + t * v
-
-
-def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    k = _unit(axis)
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * (K @ K)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -244,7 +241,7 @@ def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
 
 
 def _spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R):
-    return r1a + R * (_axis_rotation(ax, sense * t * theta) @ uu) + t * axial_vec
+    return r1a + R * (axis_angle_matrix(ax, sense * t * theta) @ uu) + t * axial_vec
 
 
 def _adjust_tangent(pt, r, w) -> np.ndarray | None:
@@ -561,7 +558,7 @@ def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
     closest = p1 + tmin * d
     crosses = closest @ closest < R * R and 0.0 < tmin < 1.0
     n = np.cross(p1, p2)
-    if np.linalg.norm(n) < 1e-12:
+    if np.linalg.norm(n) < tol.zero:
         return WrapResult(NO_WRAP)
     n = _unit(n)
     far = False
@@ -596,7 +593,7 @@ def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
         ang = 2 * np.pi - ang
     k = max(int(R * ang / CYLINDER_SEGMENT_M), 1)
     rot_axis = _unit(np.cross(u1, u2)) if not far else -_unit(np.cross(u1, u2))
-    if np.linalg.norm(np.cross(u1, u2)) < 1e-12:
+    if np.linalg.norm(np.cross(u1, u2)) < tol.zero:
         rot_axis = n
-    pts = np.array([R * (_axis_rotation(rot_axis, ang * s) @ u1) for s in np.linspace(0, 1, k + 1)])
+    pts = np.array([R * (axis_angle_matrix(rot_axis, ang * s) @ u1) for s in np.linspace(0, 1, k + 1)])
     return WrapResult(status, t1, t2, float(R * ang), pts)

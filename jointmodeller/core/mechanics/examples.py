@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.core.mechanics.rotations import euler_to_quat
+from jointmodeller.core.spatial_math import euler_to_quat
 from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
 from jointmodeller.core.mechanics.tissues import AXIAL, BUSHING, make_tissue_set, polynomial_force
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.rotations import rotvec_to_quat, quat_to_matrix, skew
+from jointmodeller.core.spatial_math import rotvec_to_quat, quat_to_matrix, skew
 from jointmodeller.core.mechanics.tissues import (
     AXIAL,
     BUSHING,

@@ -14,25 +14,17 @@ import numpy as np
 from jointmodeller.core._jit import kernel
 from jointmodeller.core.mechanics.forces import BodyKinematics, ForceElement
 from jointmodeller.core.mechanics.loads import Gravity, PointLoads
-from jointmodeller.core.mechanics.rotations import quat_multiply, quat_to_matrix
 from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import PathProvider, TissueSet
+from jointmodeller.core.spatial_math import quat_multiply, quat_to_matrix, quat_to_matrix_into
 
 
 def _body_kinematics_py(q, w_B, R, w_G):  # pragma: no cover - compiled by numba
-    """R_GB (n,3,3) and w_G (n,3) from quaternions q (n,4) (normalised on the fly) and w_B (n,3)."""
+    """R_GB (n,3,3) (C-contiguous) and w_G (n,3) from quaternions q (n,4) (normalised on the fly)
+    and w_B (n,3)."""
+    flat = R.reshape(R.shape[0] * 9)
     for i in range(q.shape[0]):
-        nq = np.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
-        w, x, y, z = q[i, 0] / nq, q[i, 1] / nq, q[i, 2] / nq, q[i, 3] / nq
-        R[i, 0, 0] = 1 - 2 * (y * y + z * z)
-        R[i, 0, 1] = 2 * (x * y - w * z)
-        R[i, 0, 2] = 2 * (x * z + w * y)
-        R[i, 1, 0] = 2 * (x * y + w * z)
-        R[i, 1, 1] = 1 - 2 * (x * x + z * z)
-        R[i, 1, 2] = 2 * (y * z - w * x)
-        R[i, 2, 0] = 2 * (x * z - w * y)
-        R[i, 2, 1] = 2 * (y * z + w * x)
-        R[i, 2, 2] = 1 - 2 * (x * x + y * y)
+        quat_to_matrix_into(q[i, 0], q[i, 1], q[i, 2], q[i, 3], flat, 9 * i)
         for r in range(3):
             w_G[i, r] = R[i, r, 0] * w_B[i, 0] + R[i, r, 1] * w_B[i, 1] + R[i, r, 2] * w_B[i, 2]
 

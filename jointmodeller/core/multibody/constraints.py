@@ -15,6 +15,9 @@ from functools import cached_property
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import skew
+from jointmodeller.core.tolerances import tol
+
 from . import mobilizers as mob
 from .functions import Function
 
@@ -83,7 +86,7 @@ class _Ctx:
         p = self.p_GB[body] + arm
         v = self.vo_G[body] + np.cross(w, arm)
         a = self.ao_G[body] + np.cross(self.alpha_G[body], arm) + np.cross(w, np.cross(w, arm))
-        J = self.Jv[body] - _skew(arm) @ self.Jw[body]
+        J = self.Jv[body] - skew(arm) @ self.Jw[body]
         return p, v, a, J
 
     def follower(self, body: int, p_G: np.ndarray):
@@ -95,7 +98,7 @@ class _Ctx:
         w = self.w_G[body]
         v = self.vo_G[body] + np.cross(w, arm)
         a = self.ao_G[body] + np.cross(self.alpha_G[body], arm) + np.cross(w, np.cross(w, arm))
-        return v, a, self.Jv[body] - _skew(arm) @ self.Jw[body]
+        return v, a, self.Jv[body] - skew(arm) @ self.Jw[body]
 
     def direction(self, body: int, d_B: np.ndarray):
         """Direction d (3,), ḋ, bias d̈, and Jw (3, nu) of its body."""
@@ -112,10 +115,6 @@ class _Ctx:
         if body < 0:
             return np.zeros(3), np.zeros(3), np.zeros((3, self.nu))
         return self.w_G[body], self.alpha_G[body], self.Jw[body]
-
-
-def _skew(a):
-    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
 
 
 class Constraint:
@@ -340,9 +339,9 @@ def position_error(system, state) -> np.ndarray:
 
 def _lstsq(G, r, free=None):
     if free is None:
-        return np.linalg.lstsq(G, r, rcond=1e-12)[0]
+        return np.linalg.lstsq(G, r, rcond=tol.rank)[0]
     x = np.zeros(G.shape[1])
-    x[free] = np.linalg.lstsq(G[:, free], r, rcond=1e-12)[0]
+    x[free] = np.linalg.lstsq(G[:, free], r, rcond=tol.rank)[0]
     return x
 
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
+from jointmodeller.core.tolerances import tol
 from .aba import aba_core
 from .functions import FunctionTable, eval_function
 from .tree import kin_pass, qdot_all, unpack_tree
 
 N_CB = 16  # dep_q, dep_u, n_ind, fn, ind_q[6], ind_u[6]
+_RANK = tol.rank  # numba reads module globals as compile-time constants
 
 
 def pack_couplers(system) -> tuple[np.ndarray, tuple] | None:
@@ -83,8 +85,8 @@ def _solve_or_lstsq(Y, b):
         for r in range(col + 1, m):
             if abs(A[r, col]) > abs(A[piv, col]):
                 piv = r
-        if abs(A[piv, col]) <= 1e-12 * scale:
-            return np.linalg.lstsq(Y, b, rcond=1e-12)[0]
+        if abs(A[piv, col]) <= _RANK * scale:
+            return np.linalg.lstsq(Y, b, rcond=_RANK)[0]
         if piv != col:
             for k in range(m):
                 A[col, k], A[piv, k] = A[piv, k], A[col, k]

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
+from jointmodeller.core.spatial_math import rodrigues_into
+from jointmodeller.core.tolerances import tol
 from .functions import eval_function, eval_function_1d
 from .mobilizers import (
     BALL, BALL_QUAT, CUSTOM, CYLINDER, ELLIPSOID, FREE, PIN, PLANAR, SCREW, SLIDER, WELD, joint_kinematics,
@@ -27,28 +29,12 @@ from .mobilizers import (
 _X, _S, _V, _C, _IA, _IAP, _U, _DI, _PA, _UU, _ACC = 0, 36, 72, 78, 84, 120, 156, 192, 228, 234, 240
 _PER_BODY = 246
 _JS = 130  # joint scratch: R 9, p 3, H 36, hdu 6, grad 6, th/p rows 3*6 + 3*6, misc
+_RANK = tol.rank  # numba reads module globals as compile-time constants
 
 
 @njit(inline="always")
 def _tree_sizes(ib):
     return ib[0], ib[1]
-
-
-@njit(inline="always")
-def _rot_into(x, y, z, angle, W, o):
-    """W[o:o+9] <- rotation by ``angle`` about unit (x, y, z), row-major (Rodrigues)."""
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    W[o + 0] = t * x * x + c
-    W[o + 1] = t * x * y - s * z
-    W[o + 2] = t * x * z + s * y
-    W[o + 3] = t * x * y + s * z
-    W[o + 4] = t * y * y + c
-    W[o + 5] = t * y * z - s * x
-    W[o + 6] = t * x * z - s * y
-    W[o + 7] = t * y * z + s * x
-    W[o + 8] = t * z * z + c
 
 
 @njit(inline="always")
@@ -96,12 +82,12 @@ def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     PR = 24 * nb + 18 * i
     # R1 = rot(a1, th1); R12 = R1 rot(a2, th2); R = R12 rot(a3, th3)
     if ib[FIDX] >= 0:
-        _rot_into(fb[PR], fb[PR + 1], fb[PR + 2], W[TH], W, R1)
+        rodrigues_into(fb[PR], fb[PR + 1], fb[PR + 2], W[TH], W, R1)
     else:
         for k in range(9):
             W[R1 + k] = 1.0 if k % 4 == 0 else 0.0
     if ib[FIDX + 1] >= 0:
-        _rot_into(fb[PR + 3], fb[PR + 4], fb[PR + 5], W[TH + 1], W, RA)
+        rodrigues_into(fb[PR + 3], fb[PR + 4], fb[PR + 5], W[TH + 1], W, RA)
         for a in range(3):
             for b in range(3):
                 W[R + 3 * a + b] = (W[R1 + 3 * a] * W[RA + b] + W[R1 + 3 * a + 1] * W[RA + 3 + b]
@@ -117,7 +103,7 @@ def _custom_joint(ib, fb, i, nb, nf, q, qo, u, uo, m, W, js):
     w3y = W[R + 3] * fb[PR + 6] + W[R + 4] * fb[PR + 7] + W[R + 5] * fb[PR + 8]
     w3z = W[R + 6] * fb[PR + 6] + W[R + 7] * fb[PR + 7] + W[R + 8] * fb[PR + 8]
     if ib[FIDX + 2] >= 0:
-        _rot_into(fb[PR + 6], fb[PR + 7], fb[PR + 8], W[TH + 2], W, RA)
+        rodrigues_into(fb[PR + 6], fb[PR + 7], fb[PR + 8], W[TH + 2], W, RA)
         for k in range(9):
             W[R1 + k] = W[R + k]  # R12 (R1 no longer needed)
         for a in range(3):
@@ -594,8 +580,8 @@ def _solve_small(Y, b, A, x, m):
         for r in range(col + 1, m):
             if abs(A[r, col]) > abs(A[piv, col]):
                 piv = r
-        if abs(A[piv, col]) <= 1e-12 * scale:
-            x[:] = np.linalg.lstsq(Y, b, rcond=1e-12)[0]
+        if abs(A[piv, col]) <= _RANK * scale:
+            x[:] = np.linalg.lstsq(Y, b, rcond=_RANK)[0]
             return
         if piv != col:
             for k in range(m):

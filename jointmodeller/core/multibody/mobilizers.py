@@ -16,7 +16,8 @@ import numpy as np
 
 from jointmodeller.core._jit import njit
 from .functions import eval_function
-from .spatial import axis_rotation, cross, mm, mv, quat_to_R
+from jointmodeller.core.spatial_math import axis_rotation, cross3, quat_to_R, rodrigues_into
+from .spatial import mm, mv
 
 WELD, PIN, SLIDER, SCREW, UNIVERSAL, CYLINDER, PLANAR = 0, 1, 2, 3, 4, 5, 6
 BALL, BALL_QUAT, ELLIPSOID, FREE, CUSTOM = 7, 8, 9, 10, 11
@@ -139,7 +140,7 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
             H[i, 1] = w2[i]
         # d/dt (R1 ey) u1 = (ex u0) × (R1 ey) u1
         w1 = np.array([u[0], 0.0, 0.0])
-        hw = cross(w1, w2) * u[1]
+        hw = cross3(w1, w2) * u[1]
         for i in range(3):
             hdu[i] = hw[i]
         return
@@ -162,7 +163,7 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
             H[5, 0] = c * n[1]
             H[5, 1] = -c * n[0]
             w = np.array([u[0], u[1], u[2]])
-            wwn = cross(w, cross(w, n))  # eq. 14: D (w × ṅ)
+            wwn = cross3(w, cross3(w, n))  # eq. 14: D (w × ṅ)
             hdu[3] = a * wwn[0]
             hdu[4] = b * wwn[1]
             hdu[5] = c * wwn[2]
@@ -206,12 +207,12 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
             for j in range(m):
                 pq[k - 3, j] = grad[j]
     # rotations about body-fixed axes a1, a2, a3 (prm rows 0..8); translation axes A (prm 9..17)
-    _axis_rot_into(prm[0], prm[1], prm[2], th[0], R1)
-    _axis_rot_into(prm[3], prm[4], prm[5], th[1], Ra)
+    rodrigues_into(prm[0], prm[1], prm[2], th[0], buf, 60)  # R1
+    rodrigues_into(prm[3], prm[4], prm[5], th[1], buf, 51)  # Ra
     for a in range(3):
         for b in range(3):
             R12[a, b] = R1[a, 0] * Ra[0, b] + R1[a, 1] * Ra[1, b] + R1[a, 2] * Ra[2, b]
-    _axis_rot_into(prm[6], prm[7], prm[8], th[2], Ra)
+    rodrigues_into(prm[6], prm[7], prm[8], th[2], buf, 51)  # Ra
     for a in range(3):
         for b in range(3):
             R[a, b] = R12[a, 0] * Ra[0, b] + R12[a, 1] * Ra[1, b] + R12[a, 2] * Ra[2, b]
@@ -247,23 +248,6 @@ def forward_kinematics_joint(jt, prm, fidx, ftype, farg, foff, fdata, q, u, nu, 
 
 
 @njit
-def _axis_rot_into(x, y, z, angle, R):
-    """R <- rotation by ``angle`` about the unit axis (x, y, z) (Rodrigues), in place."""
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    R[0, 0] = t * x * x + c
-    R[0, 1] = t * x * y - s * z
-    R[0, 2] = t * x * z + s * y
-    R[1, 0] = t * x * y + s * z
-    R[1, 1] = t * y * y + c
-    R[1, 2] = t * y * z - s * x
-    R[2, 0] = t * x * z - s * y
-    R[2, 1] = t * y * z + s * x
-    R[2, 2] = t * z * z + c
-
-
-@njit
 def joint_kinematics(jt, rev, prm, fidx, ftype, farg, foff, fdata, q, u, nu, R, p, H, hdu):
     """As ``forward_kinematics_joint`` but honouring reversal (eqs. 15–17): the result always
     describes the tree child's M frame in the tree parent's F frame."""
@@ -284,14 +268,14 @@ def joint_kinematics(jt, rev, prm, fidx, ftype, farg, foff, fdata, q, u, nu, R, 
         hw = H[:3, j].copy()
         hv = H[3:, j].copy()
         a = mv(Rt, hw)
-        b = mv(Rt, hv + cross(pf, hw))
+        b = mv(Rt, hv + cross3(pf, hw))
         for i in range(3):
             Hn[i, j] = -a[i]
             Hn[3 + i, j] = -b[i]
     bw = hdu[:3].copy()
     bv = hdu[3:].copy()
     nw = -mv(Rt, bw)
-    nv = mv(Rt, cross(bw, pf) - bv + 2.0 * cross(w, pd) - cross(w, cross(w, pf)))
+    nv = mv(Rt, cross3(bw, pf) - bv + 2.0 * cross3(w, pd) - cross3(w, cross3(w, pf)))
     pn = -mv(Rt, pf)
     for i in range(3):
         p[i] = pn[i]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointmodeller.core.tolerances import tol
+
 from .packed import rnea_p
 from .state import State
 
@@ -26,7 +28,7 @@ def coupling_matrix(system, state: State, speed_index: int) -> np.ndarray:
 
     _, G, _, _ = constraint_rows(system, state)
     others = np.setdiff1d(np.arange(system.nu), [speed_index])
-    C[others] = np.linalg.lstsq(G[:, others], -G[:, speed_index], rcond=1e-12)[0]
+    C[others] = np.linalg.lstsq(G[:, others], -G[:, speed_index], rcond=tol.rank)[0]
     return C
 
 

@@ -12,9 +12,12 @@ from typing import Sequence
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import matrix_to_quat
+from jointmodeller.core.tolerances import tol
+
 from . import mobilizers as mob
 from .functions import Function, FunctionTable
-from .spatial import R_to_quat, spatial_inertia
+from .spatial import spatial_inertia
 from .state import State
 from .lean import coupled_udot_lean, forward_dynamics_lean
 from .packed import aba_p, crba_p, kin_p, normalize_p, qdot_p, rnea_p
@@ -221,7 +224,7 @@ class MultibodySystem:
         """Set a free/ball_quaternion mobilizer's coordinates from the relative pose R_FM, p_FM."""
         s = self.q_slice(body)
         q = state.q.copy()
-        q[s.start : s.start + 4] = R_to_quat(np.asarray(R, float))
+        q[s.start : s.start + 4] = matrix_to_quat(np.asarray(R, float))
         if self.codes[body] == mob.FREE:
             q[s.start + 4 : s.start + 7] = p
         state.q = q
@@ -376,7 +379,7 @@ class MultibodySystem:
         _, G, k, _ = constraint_rows(self, state, kin)
         MiGt = np.column_stack([self.minv(kin, G[r]) for r in range(G.shape[0])])
         Y = G @ MiGt
-        lam = np.linalg.lstsq(Y, G @ udot0 + k, rcond=1e-12)[0]
+        lam = np.linalg.lstsq(Y, G @ udot0 + k, rcond=tol.rank)[0]
         udot = udot0 - MiGt @ lam
         return (udot, lam) if return_multipliers else udot
 

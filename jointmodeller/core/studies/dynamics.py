@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 from scipy import integrate
 
-from jointmodeller.core.mechanics.rotations import normalize_quat
+from jointmodeller.core.spatial_math import normalize_quat
 from jointmodeller.core.mechanics.system import MechanicalSystem, State
 from jointmodeller.model.errors import SimulationError
 

@@ -17,7 +17,7 @@ import numpy as np
 from jointmodeller.core.geometry.collision import relative_pose_B
 from jointmodeller.core.mechanics.contact_frozen import FrozenBed, FrozenContactPair
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.rotations import quat_multiply, rotvec_to_quat
+from jointmodeller.core.spatial_math import quat_multiply, rotvec_to_quat
 from jointmodeller.core.mechanics.system import MechanicalSystem, State
 from jointmodeller.core.studies.dynamics import _is_cancelled, simulate
 from jointmodeller.core.studies.linear_model import stiffness_and_damping

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointmodeller.core.spatial_math import euler_to_matrix
+
 COORDINATE_NAMES = ("flexion", "varus_valgus", "internal_external", "medial_lateral", "anterior_posterior",
                     "distraction")
 """The six JCS coordinates, in the order of :func:`jcs_coordinates`: three angles [rad], three
@@ -85,25 +87,10 @@ def jcs_coordinates(R_GI: np.ndarray, o_I: np.ndarray, R_GM: np.ndarray, o_M: np
     return np.array([alpha, beta, gamma, *q])
 
 
-def _rx(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def _ry(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0, s], [0, 1.0, 0], [-s, 0, c]])
-
-
-def _rz(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
-
-
 def jcs_pose(R_GI: np.ndarray, o_I: np.ndarray, coords) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of :func:`jcs_coordinates`: the moving frame (R_GM (3, 3), o_M (3,)) for ``coords`` (6,)."""
     a, b, g, q1, q2, q3 = (float(c) for c in coords)
-    R_GM = R_GI @ _rx(a) @ _ry(b) @ _rz(g)
+    R_GM = R_GI @ euler_to_matrix(np.array([a, b, g]), "XYZ")  # body-fixed x, then y, then z
     e1 = R_GI[:, 0]
     e3 = R_GM[:, 2]
     e2 = _unit(np.cross(e3, e1))

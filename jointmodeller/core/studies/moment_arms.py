@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from jointmodeller.core.geometry.wrapping.obstacles import Pose
 from jointmodeller.core.geometry.wrapping.path import WrapPath
+from jointmodeller.core.spatial_math import axis_angle_matrix
 
 PathFunction = Callable[[Pose], WrapPath]  #: the path of one tissue at a given pose
 
@@ -38,7 +38,7 @@ def rotate_body(pose: Pose, body: int, axis_point_G: np.ndarray, axis_dir_G: np.
     """A new pose with ``body`` turned by theta [rad] about the axis through axis_point_G along axis_dir_G."""
     k = np.asarray(axis_dir_G, float)
     k = k / np.linalg.norm(k)
-    Q = Rotation.from_rotvec(theta * k).as_matrix()
+    Q = axis_angle_matrix(k, theta)
     p = pose.p_G.copy()
     R = pose.R_GB.copy()
     a = np.asarray(axis_point_G, float)

@@ -8,9 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import NUMBA_ENABLED, njit
+from jointmodeller.core.tolerances import tol
 
 #: run the compiled kernels (the switch of ``core._jit``; tests set it False to run the numpy path)
 USE_NUMBA = NUMBA_ENABLED
+_ZERO = tol.zero  # module-level copies: numba reads globals as compile-time constants
+_BARY = tol.barycentric
 
 
 def _closest_candidates_py(P, cand, faces, V, closest_fn):
@@ -104,7 +107,7 @@ def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover -
         for c in range(3):
             n[c] = b0 * VN[i0, c] + b1 * VN[i1, c] + b2 * VN[i2, c]
         nl = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
-        if nl < 1e-12:
+        if nl < _ZERO:
             for c in range(3):
                 n[c] = FN[f, c]
             nl = 1.0
@@ -114,14 +117,14 @@ def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover -
         dx = P[i, 0] - q[i, 0]
         dy = P[i, 1] - q[i, 1]
         dz = P[i, 2] - q[i, 2]
-        if b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9:
+        if b0 > _BARY and b1 > _BARY and b2 > _BARY:
             side = dx * FN[f, 0] + dy * FN[f, 1] + dz * FN[f, 2]
         else:
             side = dx * n[0] + dy * n[1] + dz * n[2]
         dist = np.sqrt(d2[i])
         # closest on the rim of an open surface: the string passes round it, never inside
-        rim = (b0 <= 1e-9 or boundary[i0]) and (b1 <= 1e-9 or boundary[i1]) and (b2 <= 1e-9 or boundary[i2])
-        if rim and not (b0 > 1e-9 and b1 > 1e-9 and b2 > 1e-9):
+        rim = (b0 <= _BARY or boundary[i0]) and (b1 <= _BARY or boundary[i1]) and (b2 <= _BARY or boundary[i2])
+        if rim and not (b0 > _BARY and b1 > _BARY and b2 > _BARY):
             side = 1.0
         sd[i] = -dist if side < 0.0 else dist
         # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|

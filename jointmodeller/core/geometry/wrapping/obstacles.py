@@ -13,6 +13,7 @@ from scipy.spatial import cKDTree
 
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.core.geometry.wrapping import _kernels
+from jointmodeller.core.tolerances import tol
 
 #: faces kept per vertex in the padded vertex→face table (higher valences are reached via neighbours)
 MAX_VALENCE = 24
@@ -119,7 +120,7 @@ class MeshObstacle:
         tri = self.faces[face]
         n = np.einsum("mi,mij->mj", bary, self.vertex_normals_B[tri])
         n_len = np.linalg.norm(n, axis=1)
-        bad = n_len < 1e-12
+        bad = n_len < tol.zero
         if bad.any():
             n[bad] = self.face_normals_B[face[bad]]
             n_len[bad] = 1.0
@@ -130,10 +131,10 @@ class MeshObstacle:
         # interior, the interpolated normal on edges and vertices (a pseudo-normal substitute)
         s_face = np.einsum("ij,ij->i", diff, self.face_normals_B[face])
         s_smooth = np.einsum("ij,ij->i", diff, n)
-        interior = np.all(bary > 1e-9, axis=1)
+        interior = np.all(bary > tol.barycentric, axis=1)
         side = np.where(interior, s_face, s_smooth)
         # closest on the rim of an open surface: the string passes round it, never inside
-        rim = np.all((bary <= 1e-9) | self.boundary_vertex[tri], axis=1) & ~interior
+        rim = np.all((bary <= tol.barycentric) | self.boundary_vertex[tri], axis=1) & ~interior
         side = np.where(rim, 1.0, side)
         sd = np.where(side < 0.0, -dist, dist)
         if not shape:
