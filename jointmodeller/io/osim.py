@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
+from jointmodeller.core.multibody.functions import eval_spec
+from jointmodeller.core.multibody.model_tree import FRAME_EULER, frame_pose, mass_tree
+from jointmodeller.core.spatial_math import euler_to_matrix, matrix_to_euler
 from jointmodeller.io.osim_functions import (
     UnsupportedFunction,
-    eval_function_spec,
     find_function,
     parse_function,
 )
@@ -46,7 +47,7 @@ from jointmodeller.model.specs import (
 
 __all__ = ["load_osim", "OsimError", "ImportReport", "EULER", "frame_matrix", "CUSTOM_AXIS_KEYS"]
 
-EULER = "XYZ"
+EULER = FRAME_EULER
 """Euler sequence (scipy notation: intrinsic X-Y-Z = OpenSim body-fixed XYZ) of imported frames."""
 CUSTOM_AXIS_KEYS = tuple(f"{kind}{i}_{c}" for kind in ("rotation", "translation") for i in (1, 2, 3)
                          for c in "xyz")
@@ -63,18 +64,21 @@ MESH_DIRS = ("", "Geometry", "geometry")
 PASSIVE_STRAIN_MAX = 0.6
 
 
-def frame_matrix(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
-    """(R (3, 3), p (3,)) of an imported Frame: rotation from its Euler angles (EULER), origin."""
-    return Rotation.from_euler(EULER, np.radians(frame.euler_deg)).as_matrix(), np.asarray(frame.origin_L, float)
+frame_matrix = frame_pose
+"""(R (3, 3), p (3,)) of an imported Frame (``core.multibody.model_tree.frame_pose``)."""
+
+
+def _euler_deg(R: np.ndarray) -> tuple[float, float, float]:
+    return tuple(float(v) for v in np.degrees(matrix_to_euler(R, EULER)))
 
 
 def _frame_from(R: np.ndarray, p: np.ndarray) -> Frame:
-    e = Rotation.from_matrix(R).as_euler(EULER, degrees=True)
-    return Frame(tuple(float(v) for v in p), tuple(float(v) for v in e))
+    return Frame(tuple(float(v) for v in p), _euler_deg(R))
 
 
 def _xyz_rotation(angles: Sequence[float]) -> np.ndarray:
-    return Rotation.from_euler(EULER, angles).as_matrix()
+    """R of OpenSim's body-fixed X-Y-Z angles [rad] (offset frames, OpenSim 3 joint frames)."""
+    return euler_to_matrix(np.asarray(angles, float), EULER)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -173,7 +177,6 @@ class _Joint:
     child: _FrameDef
     coords: list[tuple[str, float]]
     spec: JointSpec | None = None
-    pose: Callable[[dict[str, float]], tuple[np.ndarray, np.ndarray]] | None = None  # q -> R_FM, p_FM
 
 
 class _Reader:
@@ -342,7 +345,7 @@ class _Reader:
         params: tuple = ()
         Rpf, ppf, Rcm, pcm = j.parent.R, j.parent.p, j.child.R, j.child.p
         if kind == "custom":
-            kind, params, functions, Ralign, pose = self.custom(el, j)
+            kind, params, functions, Ralign = self.custom(el, j)
             if kind == "pin":
                 Rpf, Rcm = Rpf @ Ralign, Rcm @ Ralign
                 functions = ()
@@ -351,9 +354,6 @@ class _Reader:
             if kind == "ellipsoid":
                 radii = doc.floats(el, "radii_x_y_z", 3)
                 params = (("a", radii[0]), ("b", radii[1]), ("c", radii[2]))
-            pose = _builtin_pose(kind, names, dict(params))
-            if kind == "pin":
-                pose = _builtin_pose("pin", names, {})
         j.spec = JointSpec(
             type=kind, parent=j.parent.body, frame_parent=_frame_from(Rpf, ppf), frame_child=_frame_from(Rcm, pcm),
             parameters=params, functions=functions, coordinates=names, default_q=q0,
@@ -361,11 +361,10 @@ class _Reader:
             locked=tuple(self.coord_locked.get(c, False) for c in names) if any(
                 self.coord_locked.get(c, False) for c in names) else (),
         )
-        j.pose = pose
 
     def custom(self, el: ET.Element, j: _Joint):
-        """CustomJoint -> ("pin", (), (), R_align, pose) when it is a plain hinge, else ("custom",
-        axis parameters, six FunctionSpecs, I, pose)."""
+        """CustomJoint -> ("pin", (), (), R_align) when it is a plain hinge, else ("custom", axis
+        parameters, six FunctionSpecs, I)."""
         doc, rep = self.doc, self.report
         st = el.find("SpatialTransform")
         if st is None:
@@ -402,11 +401,10 @@ class _Reader:
             notes: list[str] = []
             fn = parse_function(doc, fel, coords[0] if coords else "", 1.0, notes)
             if not coords and fn.kind != "constant":
-                fn = FunctionSpec("constant", (float(eval_function_spec(fn, np.array([0.0]))[0]),))
+                fn = FunctionSpec("constant", (float(eval_spec(fn, 0.0)[0]),))
             for note in notes:
                 rep.approx(f"{j.name}/{key}", fel.tag, note)
             fns.append(fn)
-        pose = _custom_pose(axes, fns)
         # a plain hinge: one rotation = the coordinate itself, everything else zero
         lin = [k for k in range(6) if fns[k].kind != "constant"]
         zero_const = all(fns[k].kind == "constant" and fns[k].values[0] == 0.0 for k in range(6) if k not in lin)
@@ -414,15 +412,14 @@ class _Reader:
                 and fns[lin[0]].kind == "linear" and fns[lin[0]].values == (1.0, 0.0)):
             z = axes[lin[0]]
             Ralign = _align_z(z)
-            return "pin", (), (), Ralign, pose
+            return "pin", (), (), Ralign
         params = tuple((f"{kind}{i}_{c}", float(axes[3 * (kind == 'translation') + i - 1]["xyz".index(c)]))
                        for kind in ("rotation", "translation") for i in (1, 2, 3) for c in "xyz")
-        return "custom", params, tuple(fns), np.eye(3), pose
+        return "custom", params, tuple(fns), np.eye(3)
 
     # ---- bodies ------------------------------------------------------------------------------
     def read_bodies(self, body_els: list[ET.Element], joints: dict[str, _Joint]):
         doc, rep = self.doc, self.report
-        poses = self.default_poses(joints)
         masses, wraps = [], []
         for el in body_els:
             name = el.get("name", "?")
@@ -448,20 +445,18 @@ class _Reader:
                 rep.approx(name, "Body", f"inertia {problems[0]}; replaced by a small sphere's")
                 I = np.eye(3) * mass * 1e-4
             mesh = self.body_mesh(el, name) if self.load_meshes else None
-            R, p = poses.get(name, (np.eye(3), np.zeros(3)))
             j = joints.get(name)
             if j is None:
                 rep.approx(name, "Body", "no joint imported for this body: it is a free body")
             masses.append(Mass(
                 name=name, mesh=mesh, density_kg_m3=None, mass_kg=float(mass), com_L=tuple(float(c) for c in com),
                 inertia_L=tuple(tuple(float(v) for v in row) for row in I), properties_from_mesh=False,
-                position_G=tuple(float(v) for v in (p + R @ np.asarray(com))),
-                euler_deg=tuple(float(v) for v in Rotation.from_matrix(R).as_euler(EULER, degrees=True)),
+                position_G=tuple(float(c) for c in com), euler_deg=(0.0, 0.0, 0.0),  # placed below
                 euler_sequence=EULER, joint=j.spec if j else None,
             ))
             self.count("bodies")
             wraps += self.read_wraps(el, name)
-        return _order_masses(masses), wraps
+        return _order_masses(self.placed_at_defaults(masses)), wraps
 
     def ground_mass(self, el: ET.Element) -> Mass | None:
         """Meshes attached to ground, as a fixed mass of negligible mass at the origin (or None)."""
@@ -474,26 +469,21 @@ class _Reader:
                     inertia_L=((1e-9, 0, 0), (0, 1e-9, 0), (0, 0, 1e-9)), properties_from_mesh=False,
                     fixed=True, euler_sequence=EULER)
 
-    def default_poses(self, joints: dict[str, _Joint]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Pose (R_GB, p_GB) of every body frame at the default coordinate values."""
-        poses: dict[str, tuple[np.ndarray, np.ndarray]] = {GROUND: (np.eye(3), np.zeros(3))}
-        pending = dict(joints)
-        for _ in range(len(pending) + 1):
-            for child, j in list(pending.items()):
-                if j.parent.body not in poses:
-                    continue
-                RG, pG = poses[j.parent.body]
-                Rfm, pfm = j.pose(self.coord_values)
-                if j.spec is not None and j.spec.reversed:
-                    Rfm, pfm = Rfm.T, -(Rfm.T @ pfm)
-                R_F = RG @ j.parent.R
-                p_F = pG + RG @ j.parent.p
-                R_M = R_F @ Rfm
-                p_M = p_F + R_F @ pfm
-                Rb = R_M @ j.child.R.T
-                poses[child] = (Rb, p_M - Rb @ j.child.p)
-                del pending[child]
-        return poses
+    def placed_at_defaults(self, masses: list[Mass]) -> list[Mass]:
+        """The masses posed at the default coordinate values by the System's own kinematics (the
+        mobilizer tree of ``core.multibody.model_tree``); a mass without a joint stays where it is."""
+        try:
+            tree = mass_tree(masses)
+        except ValueError as exc:
+            raise OsimError(f"{self.path}: cannot assemble the joints into a tree: {exc}") from exc
+        kin = tree.system.kinematics(tree.q0)
+        out = []
+        for m in masses:
+            i = tree.body[m.name]
+            R, p = kin.R_GB[i], kin.p_GB[i]
+            out.append(replace(m, position_G=tuple(float(v) for v in (p + R @ np.asarray(m.com_L, float))),
+                               euler_deg=_euler_deg(R)))
+        return out
 
     def geometry_entries(self, el: ET.Element, body: str) -> list[tuple[str, str, np.ndarray, _FrameDef]]:
         """(component name, mesh file, scale (3,), frame on the body) of every mesh attached to a
@@ -741,7 +731,7 @@ class _Reader:
                 loc.append(0.0)
                 continue
             fn = parse_function(doc, fel, coord)
-            loc.append(float(eval_function_spec(fn, np.array([self.coord_values.get(coord, 0.0)]))[0]))
+            loc.append(float(eval_spec(fn, self.coord_values.get(coord, 0.0))[0]))
         self.report.approx(f"{muscle}/{p.get('name', '?')}", "MovingPathPoint",
                            "imported as a fixed point at its location for the default coordinate values")
         return np.asarray(loc)
@@ -779,7 +769,7 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------------------------------
-# Poses of built-in and custom joints (numpy; used for the masses' initial poses)
+# Helpers
 # --------------------------------------------------------------------------------------------------
 def _align_z(z: np.ndarray) -> np.ndarray:
     """A rotation whose third column is the unit vector z (x, y completed deterministically)."""
@@ -789,45 +779,6 @@ def _align_z(z: np.ndarray) -> np.ndarray:
     x /= np.linalg.norm(x)
     y = np.cross(z, x)
     return np.column_stack([x, y, z])
-
-
-def _axis_rot(axis, angle) -> np.ndarray:
-    return Rotation.from_rotvec(np.asarray(axis, float) * angle).as_matrix()
-
-
-def _builtin_pose(kind: str, names: tuple[str, ...], params: dict):
-    def pose(qv: dict[str, float]):
-        q = [qv.get(n, 0.0) for n in names]
-        R, p = np.eye(3), np.zeros(3)
-        if kind == "pin":
-            R = _axis_rot([0, 0, 1], q[0])
-        elif kind == "slider":
-            p = np.array([q[0], 0, 0])
-        elif kind == "universal":
-            R = _axis_rot([1, 0, 0], q[0]) @ _axis_rot([0, 1, 0], q[1])
-        elif kind in ("ball", "ellipsoid"):
-            R = _xyz_rotation(q[:3])
-            if kind == "ellipsoid":
-                n = R[:, 2]
-                p = np.array([params["a"] * n[0], params["b"] * n[1], params["c"] * n[2]])
-        elif kind == "free":
-            R, p = _xyz_rotation(q[:3]), np.asarray(q[3:6], float)
-        elif kind == "planar":
-            R, p = _axis_rot([0, 0, 1], q[0]), np.array([q[1], q[2], 0.0])
-        return R, p
-    return pose
-
-
-def _custom_pose(axes: list[np.ndarray], fns: list[FunctionSpec]):
-    def pose(qv: dict[str, float]):
-        vals = []
-        for fn in fns:
-            x = qv.get(fn.coordinates[0], 0.0) if fn.coordinates else 0.0
-            vals.append(float(eval_function_spec(fn, np.array([x]))[0]))
-        R = _axis_rot(axes[0], vals[0]) @ _axis_rot(axes[1], vals[1]) @ _axis_rot(axes[2], vals[2])
-        p = axes[3] * vals[3] + axes[4] * vals[4] + axes[5] * vals[5]
-        return R, p
-    return pose
 
 
 def _order_masses(masses: list[Mass]) -> list[Mass]:
@@ -854,8 +805,6 @@ def _order_masses(masses: list[Mass]) -> list[Mass]:
 def _drop_invalid(project: Project, report: ImportReport) -> Project:
     """Leave out (and report) springs, attachments, wrap objects and constraints that break the
     project's rules (a damaged file's negative radius, zero stiffness, ...), with what used them."""
-    from dataclasses import replace
-
     for _ in range(10):
         bad: dict[str, dict[str, str]] = {}
         for prob in project_problems(project):
@@ -889,8 +838,6 @@ def _drop_invalid(project: Project, report: ImportReport) -> Project:
 
 
 def _with_notes(project: Project, notes: str) -> Project:
-    from dataclasses import replace
-
     return replace(project, info=replace(project.info, notes=notes[:20000]))
 
 

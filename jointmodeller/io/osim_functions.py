@@ -159,17 +159,3 @@ def find_function(el: ET.Element) -> ET.Element | None:
         if child.get("name") in ("function", "coupled_coordinates_function") and len(child.findall("*")):
             return child
     return None
-
-
-def eval_function_spec(fn: FunctionSpec, x: np.ndarray) -> np.ndarray:
-    """Values of a FunctionSpec at x (for checks and for kinematics outside the mobilizer code)."""
-    x = np.asarray(x, float)
-    if fn.kind == "constant":
-        return np.full_like(x, fn.values[0])
-    if fn.kind == "linear":
-        return fn.values[0] * x + fn.values[1]
-    if fn.kind == "polynomial":
-        return np.polynomial.polynomial.polyval(x, fn.values)
-    if fn.kind == "piecewise_linear":
-        return np.interp(x, fn.x, fn.values)
-    return CubicSpline(fn.x, fn.values, bc_type="natural")(x)

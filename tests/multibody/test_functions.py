@@ -11,8 +11,9 @@ import pytest
 from scipy.interpolate import CubicSpline
 
 from jointmodeller.core.multibody.functions import (
-    Constant, Linear, Multiplier, Polynomial, Spline, function_from_spec,
+    Constant, Linear, Multiplier, PiecewiseLinear, Polynomial, Spline, eval_function, eval_spec, from_spec,
 )
+from jointmodeller.model.specs import FunctionSpec
 
 
 def test_spline_matches_scipy_and_derivatives():
@@ -85,10 +86,53 @@ def test_plain_python_fallback_gives_the_compiled_results():
     np.testing.assert_allclose(fallback, ref, atol=1e-10)
 
 
-def test_function_from_plain_data():
-    f = function_from_spec({"kind": "multiplier", "scale": 2.0,
-                            "function": {"kind": "spline", "x": [0, 1, 2], "y": [0, 1, 0]}})
-    np.testing.assert_allclose(f([0.0, 1.0, 2.0]), [0, 2, 0], atol=1e-14)
-    assert function_from_spec({"kind": "constant", "value": 3})(0.5)[0] == 3.0
+def test_every_function_spec_kind_converts_once_and_evaluates_with_derivatives():
+    """One conversion (from_spec) for every FunctionSpec kind, against each kind's definition."""
+    xs = np.linspace(-1.5, 3.5, 23)  # inside and beyond the knots
+    kx, ky = (0.0, 0.5, 1.0, 2.0), (0.2, -0.1, 0.4, 0.3)
+    cs = CubicSpline(kx, ky, bc_type="natural")
+    slope = np.diff(ky) / np.diff(kx)
+    seg = np.clip(np.searchsorted(kx, xs, side="right") - 1, 0, len(kx) - 2)
+    cases = {
+        FunctionSpec("constant", (2.5,), (), ("a",)): (np.full_like(xs, 2.5), 0 * xs, 0 * xs),
+        FunctionSpec("linear", (2.0, 0.5), (), ("a",)): (0.5 + 2 * xs, 2 + 0 * xs, 0 * xs),
+        FunctionSpec("polynomial", (1.0, -2.0, 0.5), (), ("a",)): (1 - 2 * xs + 0.5 * xs**2, -2 + xs, 1 + 0 * xs),
+        FunctionSpec("spline", ky, kx, ("a",)): (cs(xs), cs(xs, 1), cs(xs, 2)),
+        # straight between the points, the end slopes beyond them (OpenSim's PiecewiseLinearFunction)
+        FunctionSpec("piecewise_linear", ky, kx, ("a",)): (np.asarray(ky)[seg] + (xs - np.asarray(kx)[seg]) * slope[seg],
+                                                            slope[seg], 0 * xs),
+    }
+    for spec, ref in cases.items():
+        fn = from_spec(spec, ("a",))
+        for d in range(3):
+            np.testing.assert_allclose(fn.calc(xs, d), ref[d], atol=1e-12, err_msg=f"{spec.kind} d{d}")
+            np.testing.assert_allclose(eval_spec(spec, xs, d), ref[d], atol=1e-12)
+    pl = from_spec(FunctionSpec("piecewise_linear", ky, kx, ("a",)), ("a",))
+    assert isinstance(pl, PiecewiseLinear)
+    np.testing.assert_allclose(pl.calc(np.array(kx)), ky, atol=1e-15)
+    np.testing.assert_allclose(pl.calc(xs[(xs > 0) & (xs < 2)]), np.interp(xs[(xs > 0) & (xs < 2)], kx, ky), atol=1e-15)
+
+
+def test_function_spec_of_one_of_several_coordinates_and_without_a_coordinate():
+    # a custom mobilizer's function of its second coordinate: a multi-argument Linear, or arg = 1
+    lin = from_spec(FunctionSpec("linear", (3.0, 1.0), (), ("b",)), ("a", "b", "c"))
+    q, u, g = np.array([0.7, 0.2, -0.4]), np.array([1.0, -2.0, 0.5]), np.zeros(3)
+    ftype, arg, data = lin._table
+    v, uhu = eval_function(ftype, arg, 0, data, q, u, 3, g)
+    assert v == pytest.approx(1.0 + 3.0 * 0.2) and uhu == 0.0
+    np.testing.assert_allclose(g, [0.0, 3.0, 0.0])
+    sp = from_spec(FunctionSpec("spline", (0.0, 1.0, 0.0), (0.0, 1.0, 2.0), ("c",)), ("a", "b", "c"))
+    assert sp.arg == 2
+    # no coordinate named: the constant it takes at 0 (the importer's rule)
+    assert from_spec(FunctionSpec("linear", (3.0, 1.0), (), ())).calc(5.0)[0] == 1.0
+    assert from_spec(FunctionSpec("constant", (4.0,), (), ())).calc(5.0)[0] == 4.0
     with pytest.raises(ValueError):
-        function_from_spec({"kind": "eval", "text": "__import__('os')"})
+        from_spec(FunctionSpec("linear", (3.0, 1.0), (), ("z",)), ("a", "b"))
+    with pytest.raises(ValueError):  # functions are data, never text to evaluate
+        from_spec(FunctionSpec("eval", ("__import__('os')",), (), ("a",)), ("a",))
+
+
+def test_muscle_paths_keeps_exporting_backend_function():
+    from jointmodeller.core.studies.muscle_paths import backend_function
+
+    assert backend_function is from_spec

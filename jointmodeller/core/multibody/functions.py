@@ -4,16 +4,24 @@ Functions drive custom mobilizers (θ1–3(q), p1–3(q)), coordinate couplers a
 Each is plain data (coefficients, spline knots) — never text to evaluate — and encodes into a flat
 table ``(ftype, arg, offset, data)`` that the compiled kernels evaluate (``eval_function``).
 Single-argument functions read coordinate ``arg`` of the mobilizer (or of the coupler's list).
+
+A project's ``FunctionSpec`` (plain data in the model) becomes a Function once, by :func:`from_spec`;
+everything that evaluates one — mobilizer kernels, couplers, prescribed motion, the muscle-path study's
+coupled coordinates, the OpenSim importer — evaluates that Function (:meth:`Function.calc`, or
+:func:`eval_spec` for a one-off value).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Sequence
 
 import numpy as np
 from scipy.interpolate import CubicSpline
 
 from jointmodeller.core._jit import njit
+from jointmodeller.model.specs import FunctionSpec
 
 F_CONSTANT, F_LINEAR, F_POLYNOMIAL, F_SPLINE = 0, 1, 2, 3
 
@@ -27,9 +35,14 @@ class Function:
         """(ftype, arg, data) for the flat table; ``scale`` multiplies the values."""
         raise NotImplementedError
 
+    @cached_property
+    def _table(self) -> tuple[int, int, np.ndarray]:
+        # encoded once (functions are constant data once built)
+        return encode_for_table(self)
+
     def calc(self, x: np.ndarray | float, deriv: int = 0) -> np.ndarray:
         """Value (deriv=0), first or second derivative at x (vectorised over x)."""
-        ftype, arg, data = encode_for_table(self)
+        ftype, arg, data = self._table
         x = np.atleast_1d(np.asarray(x, float))
         out = np.empty_like(x)
         g = np.zeros(max(arg + 1, 1))
@@ -101,6 +114,28 @@ class Spline(Function):
             coef = np.stack([cs.c[3], cs.c[2], cs.c[1], cs.c[0]], axis=1)
         nseg = coef.shape[0]
         data = np.concatenate([[float(nseg)], x, (coef * scale).ravel()])
+        return F_SPLINE, int(self.arg), data
+
+
+@dataclass
+class PiecewiseLinear(Function):
+    """Straight lines through the points (x, y) of coordinate ``arg``, continued beyond the end points
+    with the end slopes (OpenSim's PiecewiseLinearFunction). Encoded as a spline whose segments are
+    linear, so the kernels evaluate it with the spline arithmetic (values, slopes, zero curvature)."""
+
+    x: list[float] | np.ndarray
+    y: list[float] | np.ndarray
+    arg: int = 0
+
+    def encode(self, scale=1.0):
+        x = np.asarray(self.x, float)
+        y = np.asarray(self.y, float)
+        if x.size < 2 or x.size != y.size or np.any(np.diff(x) <= 0):
+            raise ValueError("piecewise linear x must be strictly increasing with at least two points, "
+                             "as many as y")
+        zero = np.zeros(x.size - 1)
+        coef = np.stack([y[:-1], np.diff(y) / np.diff(x), zero, zero], axis=1)
+        data = np.concatenate([[float(coef.shape[0])], x, (coef * scale).ravel()])
         return F_SPLINE, int(self.arg), data
 
 
@@ -230,22 +265,39 @@ class FunctionTable:
         )
 
 
-def function_from_spec(spec: dict) -> Function:
-    """Build a Function from plain data (e.g. a project row), never from text to evaluate.
+def from_spec(fn: FunctionSpec, coordinates: Sequence[str] = ("x",)) -> Function:
+    """The backend Function of a project's FunctionSpec whose owner has ``coordinates`` (a custom
+    mobilizer's coordinate names; ("x",) for a function of one argument such as a coupler's
+    independent coordinate or time). The spec's first named coordinate selects the argument (a
+    linear spec becomes a Linear over all the owner's coordinates with one nonzero coefficient).
 
-    {"kind": "constant", "value": c} | {"kind": "linear", "coeffs": [...], "offset": b}
-    | {"kind": "polynomial", "coeffs": [...], "arg": i} | {"kind": "spline", "x": [...], "y": [...],
-    "arg": i} | {"kind": "multiplier", "scale": s, "function": {...}}
+    A spec that names no coordinate is the constant it takes at 0 (the importer's rule for an OpenSim
+    function without coordinates). Every kind of FunctionSpec is supported; ValueError otherwise.
     """
-    kind = str(spec.get("kind", "")).lower()
-    if kind == "constant":
-        return Constant(float(spec["value"]))
-    if kind == "linear":
-        return Linear(np.asarray(spec["coeffs"], float), float(spec.get("offset", 0.0)))
-    if kind == "polynomial":
-        return Polynomial(np.asarray(spec["coeffs"], float), int(spec.get("arg", 0)))
-    if kind == "spline":
-        return Spline(np.asarray(spec["x"], float), np.asarray(spec["y"], float), int(spec.get("arg", 0)))
-    if kind == "multiplier":
-        return Multiplier(function_from_spec(spec["function"]), float(spec.get("scale", 1.0)))
-    raise ValueError(f"unknown function kind {kind!r}")
+    if not fn.coordinates:
+        if fn.kind == "constant":
+            return Constant(float(fn.values[0]))
+        return Constant(float(from_spec(FunctionSpec(fn.kind, fn.values, fn.x, ("x",))).calc(0.0)[0]))
+    coordinates = tuple(coordinates)
+    if fn.coordinates[0] not in coordinates:
+        raise ValueError(f"function of {fn.coordinates[0]!r}, which is not one of {list(coordinates)}")
+    arg = coordinates.index(fn.coordinates[0])
+    if fn.kind == "constant":
+        return Constant(float(fn.values[0]))
+    if fn.kind == "linear":
+        c = np.zeros(len(coordinates))
+        c[arg] = fn.values[0]
+        return Linear(c, float(fn.values[1]))
+    if fn.kind == "polynomial":
+        return Polynomial(list(fn.values), arg)
+    if fn.kind == "spline":
+        return Spline(list(fn.x), list(fn.values), arg)
+    if fn.kind == "piecewise_linear":
+        return PiecewiseLinear(list(fn.x), list(fn.values), arg)
+    raise ValueError(f"function kind {fn.kind!r} is not supported")
+
+
+def eval_spec(fn: FunctionSpec, x: np.ndarray | float, deriv: int = 0) -> np.ndarray:
+    """Value (deriv=0), first or second derivative (vectorised over x) of a FunctionSpec as a
+    function of its (first) coordinate; for repeated evaluation keep ``from_spec``'s Function."""
+    return from_spec(fn, fn.coordinates[:1]).calc(x, deriv)

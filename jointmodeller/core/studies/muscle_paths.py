@@ -1,9 +1,9 @@
 """Muscle path lengths and moment arms over a coordinate range (OpenSim's path model).
 
-The project's masses and mobilizers become a mobilizer-backend system (``build_multibody``; a
-mass's body frame B is its L frame). Each attachment becomes a path of points fixed on bodies
-(conditional via points active inside their coordinate range) that wraps over analytic obstacles
-with OpenSim's rules (``core.geometry.wrap_analytic`` plus OpenSim's choice of segment and
+The project's masses and mobilizers become a mobilizer-backend system (``build_multibody`` over
+``core.multibody.model_tree``; a mass's body frame B is its L frame). Each attachment becomes a path
+of points fixed on bodies (conditional via points active inside their coordinate range) that wraps
+over analytic obstacles with OpenSim's rules (``core.geometry.wrap_analytic`` plus OpenSim's choice of segment and
 iteration over several wrap objects). At each sample of the swept coordinate the study reports
 
 * the path length L(q),
@@ -16,47 +16,22 @@ iteration over several wrap objects). At each sample of the swept coordinate the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
-from scipy.interpolate import CubicSpline
-from scipy.spatial.transform import Rotation
 
 from jointmodeller.core.geometry import wrap_analytic as wa
 from jointmodeller.core.multibody import functions as mbf
+from jointmodeller.core.multibody.functions import from_spec as backend_function  # noqa: F401 (re-export)
+from jointmodeller.core.multibody.model_tree import frame_transform, mass_tree
 from jointmodeller.core.multibody.moment_arms import generalized_forces as mb_generalized_forces
 from jointmodeller.core.multibody.state import State
-from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
-from jointmodeller.model.specs import GROUND, Attachment, FunctionSpec, JointSpec, Project, WrapObject
+from jointmodeller.core.multibody.system import MultibodySystem
+from jointmodeller.model.specs import Attachment, Project, WrapObject
 
-FRAME_EULER = "XYZ"
-"""Euler sequence of joint and wrap-object frames (OpenSim's body-fixed X-Y-Z, scipy intrinsic)."""
 EXCURSION_STEP = 1e-4
 WRAP_CONVERGENCE_M = 0.0005
-
-
-def _frame_T(frame) -> np.ndarray:
-    T = np.eye(4)
-    T[:3, :3] = Rotation.from_euler(FRAME_EULER, np.radians(frame.euler_deg)).as_matrix()
-    T[:3, 3] = frame.origin_L
-    return T
-
-
-def backend_function(fn: FunctionSpec, coords: tuple[str, ...]) -> mbf.Function:
-    """FunctionSpec of one of the mobilizer's coordinates -> backend Function."""
-    arg = coords.index(fn.coordinates[0]) if fn.coordinates else 0
-    if fn.kind == "constant" or not fn.coordinates:
-        return mbf.Constant(float(fn.values[0]))
-    if fn.kind == "linear":
-        c = np.zeros(len(coords))
-        c[arg] = fn.values[0]
-        return mbf.Linear(c, float(fn.values[1]))
-    if fn.kind == "polynomial":
-        return mbf.Polynomial(list(fn.values), arg)
-    if fn.kind == "spline":
-        return mbf.Spline(list(fn.x), list(fn.values), arg)
-    raise ValueError(f"function kind {fn.kind!r} is not supported by the mobilizer backend")
 
 
 @dataclass
@@ -64,111 +39,38 @@ class MultibodyModel:
     """A project's bodies as a mobilizer-backend system, with name lookups.
 
     body: mass name -> body index (ground -1); qindex: coordinate name -> index into q;
-    couplers: (dependent q index, independent q index, FunctionSpec) from coordinate_coupler
-    constraints (dependent coordinates follow their function); uindex: coordinate -> index into u.
+    couplers: (dependent q index, independent q index, backend Function of the independent
+    coordinate) from coordinate_coupler constraints (dependent coordinates follow their function);
+    uindex: coordinate -> index into u. ``backend_function`` (core.multibody.functions.from_spec) is
+    re-exported here for the modules that import it from this one.
     """
 
     system: MultibodySystem
     body: dict[str, int]
     qindex: dict[str, int]
     q0: np.ndarray
-    couplers: list[tuple[int, int, FunctionSpec]] = field(default_factory=list)
+    couplers: list[tuple[int, int, mbf.Function]] = field(default_factory=list)
     uindex: dict[str, int] = field(default_factory=dict)
 
     def apply_couplers(self, q: np.ndarray) -> np.ndarray:
         q = np.array(q, float)
         for dep, ind, fn in self.couplers:
-            q[dep] = _eval(fn, q[ind])
+            q[dep] = fn.calc(q[ind])[0]
         return q
 
 
-def _eval(fn: FunctionSpec, x: float, deriv: int = 0) -> float:
-    if fn.kind == "constant":
-        return fn.values[0] if deriv == 0 else 0.0
-    if fn.kind == "linear":
-        return fn.values[0] * x + fn.values[1] if deriv == 0 else fn.values[0]
-    if fn.kind == "polynomial":
-        c = np.asarray(fn.values, float)
-        if deriv:
-            c = np.polynomial.polynomial.polyder(c)
-        return float(np.polynomial.polynomial.polyval(x, c))
-    if fn.kind == "piecewise_linear":
-        if deriv == 0:
-            return float(np.interp(x, fn.x, fn.values))
-        k = int(np.clip(np.searchsorted(fn.x, x) - 1, 0, len(fn.x) - 2))
-        return (fn.values[k + 1] - fn.values[k]) / (fn.x[k + 1] - fn.x[k])
-    return float(CubicSpline(fn.x, fn.values, bc_type="natural")(x, deriv))
-
-
 def build_multibody(project: Project) -> MultibodyModel:
-    """Mobilizer-backend system of a project's masses (B = L frames; joints from JointSpec)."""
-    order: list = []
-    placed = {GROUND}
-    rest = list(project.masses)
-    while rest:
-        before = len(rest)
-        for m in list(rest):
-            par = m.joint.parent if m.joint else GROUND
-            if par in placed:
-                order.append(m)
-                placed.add(m.name)
-                rest.remove(m)
-        if len(rest) == before:
-            raise ValueError(f"mobilizer parents of {[m.name for m in rest]} do not reach ground")
-    index = {m.name: i for i, m in enumerate(order)}
-    index[GROUND] = -1
-    bodies, q0_parts, qnames, unames = [], [], [], []
-    for m in order:
-        j: JointSpec | None = m.joint
-        if j is None:
-            T = np.eye(4)
-            T[:3, :3] = Rotation.from_euler(m.euler_sequence, np.radians(m.euler_deg)).as_matrix()
-            T[:3, 3] = np.asarray(m.position_G) - T[:3, :3] @ np.asarray(m.com_L)
-            mob = MobilizerSpec("weld" if m.fixed else "free", -1, T, np.eye(4))
-            q0 = [] if m.fixed else [1.0, 0, 0, 0, 0, 0, 0]
-            names = [""] * len(q0)
-            un = [""] * (0 if m.fixed else 6)
-        else:
-            params = dict(j.parameters)
-            kind = j.type
-            q0 = list(j.default_q) if j.default_q else [0.0] * len(j.coordinates)
-            names = list(j.coordinates)
-            un = list(names)
-            mp: dict = {}
-            fns: dict = {}
-            if kind == "custom":
-                mp["coordinates"] = len(j.coordinates)
-                mp["rotation_axes"] = np.array([[params.get(f"rotation{i}_{c}", float(i - 1 == k))
-                                                 for k, c in enumerate("xyz")] for i in (1, 2, 3)])
-                mp["translation_axes"] = np.array([[params.get(f"translation{i}_{c}", float(i - 1 == k))
-                                                    for k, c in enumerate("xyz")] for i in (1, 2, 3)])
-                keys = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
-                for key, fn in zip(keys, j.functions):
-                    fns[key] = backend_function(fn, j.coordinates)
-            elif kind == "ellipsoid":
-                mp["radii"] = (params.get("a", 1.0), params.get("b", 1.0), params.get("c", 1.0))
-            elif kind == "screw":
-                mp["pitch"] = params.get("pitch", 0.0)
-            elif kind == "free" and len(q0) == 6:
-                quat = Rotation.from_euler(FRAME_EULER, q0[:3]).as_quat()
-                q0 = [quat[3], quat[0], quat[1], quat[2], *q0[3:6]]
-                names, un = [""] * 7, [""] * 6
-            mob = MobilizerSpec(kind, index[j.parent], _frame_T(j.frame_parent), _frame_T(j.frame_child),
-                                mp, fns, bool(j.reversed))
-        I = np.asarray(m.inertia_L, float)
-        bodies.append(BodySpec(m.name, float(m.mass_kg), np.asarray(m.com_L, float), I, mob))
-        q0_parts += q0
-        qnames += names
-        unames += un
-    system = MultibodySystem(bodies, gravity_G=project.info.gravity_G)
-    qindex = {n: k for k, n in enumerate(qnames) if n}
-    uindex = {n: k for k, n in enumerate(unames) if n}
+    """Mobilizer-backend system of a project's masses (B = L frames; joints from JointSpec), with
+    its coordinate couplers applied to the default coordinates."""
+    tree = mass_tree(project.masses, project.info.gravity_G)
     couplers = []
     for c in project.constraints:
         if c.kind == "coordinate_coupler" and c.function is not None and len(c.coordinates) == 2 \
-                and all(n in qindex for n in c.coordinates):
-            couplers.append((qindex[c.coordinates[0]], qindex[c.coordinates[1]], c.function))
-    model = MultibodyModel(system, index, qindex, np.asarray(q0_parts, float), couplers, uindex)
+                and all(n in tree.qindex for n in c.coordinates):
+            # the function of the independent coordinate, whatever name the spec gives it
+            couplers.append((tree.qindex[c.coordinates[0]], tree.qindex[c.coordinates[1]],
+                             backend_function(replace(c.function, coordinates=("x",)))))
+    model = MultibodyModel(tree.system, tree.body, tree.qindex, tree.q0, couplers, tree.uindex)
     model.q0 = model.apply_couplers(model.q0)
     return model
 
@@ -215,7 +117,7 @@ def path_spec(model: MultibodyModel, att: Attachment, wrap_objects: Sequence[Wra
     wraps = []
     for k, name in enumerate(att.wrap_objects):
         w = by_name[name]
-        T = _frame_T(w.frame)
+        T = frame_transform(w.frame)
         s, e = (ranges[k] if ranges is not None and k < len(ranges) else (-1, -1))
         wraps.append(PathWrap(name, model.body[w.body], T[:3, :3], T[:3, 3], w.kind, tuple(w.dimensions_m),
                               w.quadrant, int(s), int(e)))
@@ -468,7 +370,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         for j, spec in enumerate(specs):
             st = calc_path(model, spec, q, kin, opensim_stale_wrap_points)
             tau = generalized_forces(model, st, kin, q)
-            ma = tau[ku] + sum(tau[dep] * _eval(fn, x, 1) for dep, fn in deps)
+            ma = tau[ku] + sum(tau[dep] * fn.calc(x, 1)[0] for dep, fn in deps)
             L[i, j] = st.length
             R[i, j] = ma
             W[i, j] = any(p.wrap >= 0 for p in st.points)
@@ -526,7 +428,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
         for k, wname in enumerate(a.wrap_objects):
             w = wraps[wname]
             i = body_index[w.body]
-            T = _frame_T(w.frame)
+            T = frame_transform(w.frame)
             s, e = ranges[k] if ranges is not None and k < len(ranges) else (-1, -1)
             ws.append(PathWrap(wname, i, R_BL[i] @ T[:3, :3], R_BL[i] @ (T[:3, 3] - com_L[i]), w.kind,
                                tuple(w.dimensions_m), w.quadrant, int(s), int(e)))
