@@ -60,9 +60,15 @@ def _body_rates_py(q, v, w_B, R, F, T, I, inv_m, inv_I, fixed, out):  # pragma: 
             out[7 * n + 3 * i + j] = F[i, j] * inv_m[i]
 
 
+_BODY_KERNELS = None
+
+
 def _body_kernels():
     """The two kernels compiled on first use (``core._jit``; plain Python when numba is off)."""
-    return kernel(_body_kinematics_py), kernel(_body_rates_py)
+    global _BODY_KERNELS
+    if _BODY_KERNELS is None:
+        _BODY_KERNELS = (kernel(_body_kinematics_py), kernel(_body_rates_py))
+    return _BODY_KERNELS
 
 
 @dataclass

@@ -295,9 +295,15 @@ def _kernel_py(p_G, R_GB, v_G, w_G, body_a, body_b, r_a_B, r_b_B, coeffs, dampin
         torque_G[ib, 2] -= arm_b[0] * F[1] - arm_b[1] * F[0]
 
 
+_kernel = None
+
+
 def _get_kernel():
     """The kernel compiled on first use (a second or two, cached on disk by numba)."""
-    return kernel(_kernel_py, True, fastmath=False)
+    global _kernel
+    if _kernel is None:
+        _kernel = kernel(_kernel_py, True, fastmath=False)
+    return _kernel
 
 
 class TissueForces:
