@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import io as _stdio
+import re
 import struct
+import sys
 import warnings
 from pathlib import Path
 from typing import Literal
@@ -20,6 +22,7 @@ import numpy as np
 
 from jointmodeller.core.geometry.mesh_checks import degenerate_faces, surface_report
 from jointmodeller.io.mesh_vrml import VrmlError, read_vrml, write_vrml
+from jointmodeller.io.vtk_headers import check_vtk_sizes
 from jointmodeller.model.errors import MeshError
 from jointmodeller.model.mesh import MeshData
 
@@ -51,12 +54,44 @@ def _check_binary_stl(path: Path, raw: bytes) -> None:
                           f"({expected} bytes) but the file has {len(raw)} bytes")
 
 
+_ENDSOLID_RE = re.compile(rb"endsolid[^\n]*", re.I)
+_VERTEX_LINE_RE = re.compile(rb"^[ \t]*vertex[ \t]", re.I | re.M)
+_BINARY_BYTES_RE = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _is_binary_stl(raw: bytes) -> bool:
+    """trimesh's test: a binary STL's triangle count (bytes 80-84) matches its length exactly."""
+    return len(raw) >= 84 and 84 + 50 * struct.unpack("<I", raw[80:84])[0] == len(raw)
+
+
+def _check_ascii_stl(path: Path, raw: bytes) -> int | None:
+    """For an STL that will be read as text: refuse binary bytes in it and anything after its last
+    'endsolid' line (trimesh reads only solid…endsolid blocks, so both would be dropped silently).
+    Returns how many 'vertex' lines it has, or None for a binary STL."""
+    if _is_binary_stl(raw) or raw[:5].lower() != b"solid":
+        return None
+    ends = list(_ENDSOLID_RE.finditer(raw))
+    if not ends:
+        raise _fail(path, "ASCII STL without an 'endsolid' line: the file is truncated")
+    body, tail = raw[:ends[-1].end()], raw[ends[-1].end():]
+    if tail.strip():
+        raise _fail(path, f"ASCII STL with {len(tail.strip())} bytes after its last 'endsolid' line "
+                          "(binary data appended, or a damaged file); they would be dropped")
+    bad = _BINARY_BYTES_RE.search(body)
+    if bad:
+        line = body.count(b"\n", 0, bad.start()) + 1
+        raise _fail(path, f"ASCII STL with binary data on line {line}: the file is damaged")
+    return len(_VERTEX_LINE_RE.findall(body))
+
+
 def _read_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import trimesh
 
     raw = path.read_bytes()
+    ascii_vertices = None
     if path.suffix.lower() == ".stl":
         _check_binary_stl(path, raw)
+        ascii_vertices = _check_ascii_stl(path, raw)
     try:
         with contextlib.redirect_stderr(_stdio.StringIO()):
             loaded = trimesh.load(path, force="mesh", process=False)
@@ -64,11 +99,18 @@ def _read_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({type(exc).__name__}: {exc})") from exc
     if not isinstance(loaded, trimesh.Trimesh):
         raise _fail(path, "holds no triangle surface")
+    if ascii_vertices is not None and ascii_vertices != 3 * len(loaded.faces):
+        raise _fail(path, f"ASCII STL with {ascii_vertices} 'vertex' lines of which only {3 * len(loaded.faces)} "
+                          "could be read as triangle corners: the file is damaged")
     return np.asarray(loaded.vertices, dtype=np.float64), np.asarray(loaded.faces, dtype=np.int64)
 
 
 def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import pyvista as pv
+
+    impossible = check_vtk_sizes(path.read_bytes())  # before VTK allocates what the header claims
+    if impossible:
+        raise _fail(path, impossible)
 
     from vtkmodules.vtkCommonCore import vtkLogger, vtkObject
 
@@ -89,9 +131,21 @@ def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if errors and (data is None or data.n_points == 0):
         raise _fail(path, f"cannot be read as {path.suffix.upper()[1:]} ({errors[0].splitlines()[0]})")
     if isinstance(data, pv.MultiBlock):
-        data = data.combine()
+        blocks = [b for b in data if b is not None]
+        if any(not isinstance(b, pv.DataSet) for b in blocks):
+            raise _fail(path, "holds nested groups of datasets; export one surface")
+        try:
+            data = pv.MultiBlock([_checked_copy(b) for b in blocks if b.n_points]).combine() if blocks else None
+        except ValueError as exc:
+            raise _fail(path, str(exc)) from None
     if data is None or data.n_points == 0:
         raise _fail(path, "holds no points")
+    # VTK's filters trust the cells they are given: an out-of-range point id in a damaged file makes
+    # them read outside the points and crash the process. Filter a copy holding only checked cells.
+    try:
+        data = _checked_copy(data)
+    except ValueError as exc:
+        raise _fail(path, str(exc)) from None
     surf = data.extract_surface() if not isinstance(data, pv.PolyData) else data
     if surf.n_cells == 0 or surf.faces.size == 0:
         raise _fail(path, "holds no surface polygons")
@@ -101,10 +155,121 @@ def _read_vtk(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(tri.points, dtype=np.float64), faces
 
 
+VTK_CELL_SIZES = {1: (1, 1), 2: (1, None), 3: (2, 2), 4: (2, None), 5: (3, 3), 6: (3, None), 7: (3, None),
+                  8: (4, 4), 9: (4, 4), 10: (4, 4), 11: (8, 8), 12: (8, 8), 13: (6, 6), 14: (5, 5)}
+"""Linear VTK cell types an unstructured grid may hold: type -> (fewest, most) points (None: any)."""
+
+
+def _cell_arrays(cells, n_points: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and connectivity of a vtkCellArray, checked: offsets start at 0, never decrease, end
+    at the connectivity's length, and every point id is in [0, n_points)."""
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    offsets = np.array(vtk_to_numpy(cells.GetOffsetsArray()), dtype=np.int64)
+    conn = np.array(vtk_to_numpy(cells.GetConnectivityArray()), dtype=np.int64)
+    if len(offsets) == 0:
+        return np.zeros(1, np.int64), conn[:0]
+    if offsets[0] != 0 or offsets[-1] != len(conn) or (np.diff(offsets) < 0).any():
+        raise ValueError(f"its {what} are damaged (cell offsets out of order)")
+    if len(conn) and (conn.min() < 0 or conn.max() >= n_points):
+        bad = int(conn[(conn < 0) | (conn >= n_points)][0])
+        raise ValueError(f"one of its {what} refers to point {bad}, which does not exist ({n_points} points)")
+    return offsets, conn
+
+
+def _vtk_cells(offsets: np.ndarray, conn: np.ndarray):
+    from vtkmodules.util.numpy_support import numpy_to_vtk
+    from vtkmodules.vtkCommonDataModel import vtkCellArray
+
+    cells = vtkCellArray()
+    cells.SetData(numpy_to_vtk(offsets, deep=True), numpy_to_vtk(conn, deep=True))
+    return cells
+
+
+def _checked_copy(data):
+    """A copy of a VTK dataset with only its points and its checked cells (no data arrays): polygons
+    and strips of a PolyData; linear cells of an UnstructuredGrid. Grids without explicit cells
+    (image, structured, rectilinear) are returned as they are. ValueError says what is damaged."""
+    import pyvista as pv
+
+    points = np.array(data.points, dtype=np.float64)
+    n = len(points)
+    if isinstance(data, pv.PolyData):
+        out = pv.PolyData(points)
+        for name, get, put in (("polygons", data.GetPolys, out.SetPolys), ("strips", data.GetStrips, out.SetStrips)):
+            offsets, conn = _cell_arrays(get(), n, name)
+            put(_vtk_cells(offsets, conn))
+        return out
+    if isinstance(data, pv.UnstructuredGrid):
+        offsets, conn = _cell_arrays(data.GetCells(), n, "cells")
+        types = np.asarray(data.celltypes, dtype=np.int64)
+        sizes = np.diff(offsets)
+        if len(types) != len(sizes):
+            raise ValueError("its cell types do not match its cells")
+        for t in np.unique(types).tolist():
+            if t not in VTK_CELL_SIZES:
+                raise ValueError(f"it holds VTK cells of type {t}; only linear cells are read")
+            lo, hi = VTK_CELL_SIZES[t]
+            k = sizes[types == t]
+            if k.min() < lo or (hi is not None and k.max() > hi):
+                raise ValueError(f"a cell of VTK type {t} has {int(k.min() if k.min() < lo else k.max())} points")
+        return pv.UnstructuredGrid({}, points) if len(types) == 0 else pv.UnstructuredGrid(
+            np.insert(conn, offsets[:-1], sizes), types.astype(np.uint8), points)
+    return data
+
+
+LEGACY_VTK_TIMEOUT_S = 300.0
+"""Wall-time limit of the process that reads a legacy .vtk file."""
+
+
+def _read_legacy_vtk_isolated(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read a legacy .vtk file in a child process. VTK's legacy reader trusts the cell sizes inside
+    the data (a flipped byte in a binary file makes it write past its buffers and the process dies
+    with SIGSEGV, which Python cannot catch); in a child, such a crash is a MeshError, not the end of
+    the app and its unsaved work."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="jointmodeller-vtk-") as tmp:
+        out = Path(tmp) / "mesh.npz"
+        cmd = [sys.executable, "-c", "import sys; from jointmodeller.io.meshes import _legacy_vtk_child; "
+               "sys.exit(_legacy_vtk_child(sys.argv[1], sys.argv[2]))", str(path), str(out)]
+        try:
+            done = subprocess.run(cmd, capture_output=True, timeout=LEGACY_VTK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise _fail(path, f"VTK did not finish reading it within {LEGACY_VTK_TIMEOUT_S:.0f} s") from None
+        except OSError as exc:
+            raise _fail(path, f"cannot start the VTK reader ({exc.strerror or exc})") from None
+        if done.returncode == 3:  # a MeshError in the child: its message
+            raise MeshError(done.stdout.decode("utf-8", "replace").strip())
+        if done.returncode != 0 or not out.is_file():
+            how = (f"signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}")
+            raise _fail(path, f"VTK's reader crashed on it ({how}): the file is damaged")
+        with np.load(out, allow_pickle=False) as data:
+            return np.asarray(data["vertices"], dtype=np.float64), np.asarray(data["faces"], dtype=np.int64)
+
+
+def _legacy_vtk_child(path: str, out: str) -> int:
+    """Child side of _read_legacy_vtk_isolated: 0 and the arrays in ``out``, or 3 and the message."""
+    try:
+        v, f = _read_vtk(Path(path))
+    except MeshError as exc:
+        sys.stdout.write(str(exc))
+        return 3
+    np.savez(out, vertices=v, faces=f)
+    return 0
+
+
 def _read_raw(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     suffix = path.suffix.lower()
     if suffix in TRIMESH_SUFFIXES:
         return (*_read_trimesh(path), [])
+    if suffix == ".vtk":
+        impossible = check_vtk_sizes(path.read_bytes())  # no child for a file refused at once
+        if impossible:
+            raise _fail(path, impossible)
+        return (*_read_legacy_vtk_isolated(path), [])
     if suffix in VTK_SUFFIXES:
         return (*_read_vtk(path), [])
     try:

@@ -34,6 +34,8 @@ from jointmodeller.model.errors import MeshError
 from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.validation import inertia_problems
 
+NO_VOLUME = ("the surface encloses no volume (a flat or degenerate sheet): enter the mass, centre of mass and "
+             "inertia instead of computing them from the mesh")
 SHEET_VOLUME_FRACTION = 1e-3
 """A capped open surface enclosing less than this fraction of its convex hull is treated as a sheet."""
 
@@ -89,8 +91,12 @@ def _cap_holes(v: np.ndarray, f: np.ndarray, loops: list[np.ndarray]) -> tuple[n
 def _convex_hull(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vertices and outward-wound faces of the convex hull of points v (n, 3)."""
     import trimesh
+    from scipy.spatial import QhullError
 
-    hull = trimesh.convex.convex_hull(v)
+    try:
+        hull = trimesh.convex.convex_hull(v)
+    except (QhullError, ValueError):  # fewer than 4 points, or all in one plane: no hull volume
+        raise MeshError(NO_VOLUME) from None
     return np.asarray(hull.vertices, dtype=np.float64), np.asarray(hull.faces, dtype=np.int64)
 
 
@@ -153,8 +159,7 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
         if method == "closed":
             warnings.append("faces were wound inward; treated as outward")
     if not np.isfinite(vol) or vol <= 1e-9 * float(np.ptp(v0, axis=0).max()) ** 3:
-        raise MeshError("the surface encloses no volume (a flat or degenerate sheet): enter the mass, "
-                        "centre of mass and inertia instead of computing them from the mesh")
+        raise MeshError(NO_VOLUME)
     com0 = first / vol
     second_com = second - vol * np.outer(com0, com0)
     inertia = density * (np.trace(second_com) * np.eye(3) - second_com)
