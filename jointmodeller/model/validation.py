@@ -2,6 +2,13 @@
 
 ``validate_project`` raises one ValidationError listing every problem found, so a user sees all of
 them at once; ``project_problems`` returns them for the GUI to mark cells.
+
+Beyond being finite, values must make physical sense (the ranges below, each message names the row,
+field and range): a 1e-12 kg bone, gravity of 1e12 m/s², a 1e15 N/m ligament or a bone 1e300 m away
+are accepted by the arithmetic but make every study run away. Derived quantities are computed
+without overflow (a vector's length and an inertia's principal moments are taken after scaling by
+the largest entry) and checked to be finite themselves: an inertia with −1e308 on its diagonal is
+not positive definite, even though its unscaled eigenvalues overflow to NaN.
 """
 
 from __future__ import annotations
@@ -41,10 +48,47 @@ LOAD_KINDS = ("varus_valgus", "anterior_posterior", "internal_external", "compre
 COLOUR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 EULER_RE = re.compile(r"^([xyz]{3}|[XYZ]{3})$")
 INERTIA_RTOL = 1e-9
+MASS_RANGE_KG = (1e-7, 1e4)
+"""A bone's mass [kg]: OpenSim models use 1e-6 kg for massless frames; 1e4 kg is no bone."""
+GYRATION_RANGE_M = (1e-6, 1e2)
+"""Radius of gyration √(I/m) of every principal moment [m]: real bones lie within 1 mm-0.5 m."""
+POSITION_LIMIT_M = 1e3
+"""Largest coordinate of a position, point or frame origin, and largest length [m]."""
+ANGLE_LIMIT_DEG = 1e4
+"""Largest Euler angle or flexion angle [deg]."""
+GRAVITY_LIMIT_M_S2 = 1e3
+"""Largest magnitude of gravity [m/s²] (100 g)."""
+FORCE_LIMIT_N = 1e6
+"""Largest load magnitude [N, or N·m for moments] of a force row, an experiment or a measured point."""
+DIRECTION_NORM_RANGE = (1e-9, 1e9)
+"""Length of a direction vector (it is normalised): outside, its length under- or overflows."""
+STIFFNESS_LIMIT_N_M = 1e12
+"""Largest stiffness [N/m] of a spring, in any unit-consistent sense: the secant stiffness f(x)/x of a
+polynomial over the stretch range below, k/L0 of a Blankevoort law (L0 at least 1 mm), a contact's
+Young's modulus [Pa]; and the largest dashpot coefficient [N·s/m]."""
+STRETCH_RANGE_M = (1e-3, 0.1)
+"""Stretches [m] over which a spring's polynomial force is checked: it must pull, not push, there
+(a force below −1e-3 of the largest force in the range is a push; the slack is fit noise of
+imported curves), and its secant stiffness must stay below STIFFNESS_LIMIT_N_M."""
 
 
 def _finite(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def safe_norm(values: Iterable[float]) -> float:
+    """Euclidean length without overflow or underflow on the way: scaled by the largest entry first
+    (inf only when the length itself is beyond the largest float)."""
+    v = np.asarray(tuple(values), dtype=float)
+    scale = float(np.abs(v).max()) if v.size else 0.0
+    if scale == 0.0 or not math.isfinite(scale):
+        return scale
+    with np.errstate(over="ignore"):
+        return float(scale * np.linalg.norm(v / scale))
+
+
+def _fmt_range(lo: float, hi: float, unit: str) -> str:
+    return f"[{lo:g}, {hi:g}]{' ' + unit if unit else ''}"
 
 
 class _Collector:
@@ -69,11 +113,52 @@ class _Collector:
             return False
         return True
 
-    def positive(self, section: str, row: str, field: str, value: object, allow_zero: bool = False) -> bool:
+    def positive(self, section: str, row: str, field: str, value: object, allow_zero: bool = False,
+                 limit: float | None = None, unit: str = "") -> bool:
         if not self.finite(section, row, field, value):
             return False
         if value < 0 or (value == 0 and not allow_zero):
             self.add(section, row, field, f"must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
+            return False
+        if limit is not None and value > limit:
+            self.add(section, row, field, f"{value:g}{' ' + unit if unit else ''} is outside the physical range "
+                                          f"{'[' if allow_zero else '('}0, {limit:g}]{' ' + unit if unit else ''}")
+            return False
+        return True
+
+    def within(self, section: str, row: str | None, field: str, value: object, limit: float, unit: str) -> bool:
+        """A finite number with |value| ≤ limit."""
+        if not self.finite(section, row, field, value):
+            return False
+        if abs(value) > limit:
+            self.add(section, row, field, f"{value:g} {unit} is outside the physical range {_fmt_range(-limit, limit, unit)}")
+            return False
+        return True
+
+    def position(self, section: str, row: str | None, field: str, value: Iterable,
+                 limit: float = POSITION_LIMIT_M, unit: str = "m") -> bool:
+        """Three finite numbers, each within ±limit (a position, point or frame origin)."""
+        if not self.vector(section, row, field, value):
+            return False
+        worst = max(tuple(value), key=abs)
+        if abs(worst) > limit:
+            self.add(section, row, field, f"component {worst:g} {unit} is outside the physical range "
+                                          f"{_fmt_range(-limit, limit, unit)}")
+            return False
+        return True
+
+    def direction(self, section: str, row: str | None, field: str, value: Iterable) -> bool:
+        """Three finite numbers whose length (computed without overflow) is in DIRECTION_NORM_RANGE."""
+        if not self.vector(section, row, field, value):
+            return False
+        norm = safe_norm(value)
+        lo, hi = DIRECTION_NORM_RANGE
+        if norm == 0.0:
+            self.add(section, row, field, "must not be the zero vector")
+            return False
+        if not lo <= norm <= hi:
+            self.add(section, row, field, f"its length {norm:g} is outside {_fmt_range(lo, hi, '')}: "
+                                          "give a direction of ordinary size, such as (1, 0, 0)")
             return False
         return True
 
@@ -94,21 +179,61 @@ def _unique_names(c: _Collector, section: str, rows: tuple) -> None:
         seen.add(name)
 
 
+def principal_moments(inertia: np.ndarray) -> tuple[np.ndarray, float]:
+    """Principal moments of a finite symmetric 3×3 inertia, ascending, as (moments / scale, scale):
+    the tensor is divided by its largest entry before the eigenvalues are taken, so nothing overflows
+    (the moments of a tensor with 1e308 entries are beyond the largest float; scaled, they are not)."""
+    I = np.asarray(inertia, dtype=float)
+    scale = float(np.abs(I).max())
+    if scale == 0.0:
+        return np.zeros(3), 0.0
+    J = I / scale
+    return np.linalg.eigvalsh(0.5 * (J + J.T)), scale
+
+
+def _moments_text(scaled: np.ndarray, scale: float) -> str:
+    with np.errstate(over="ignore"):
+        return "[" + ", ".join(f"{m:.6g}" for m in (scaled * scale).tolist()) + "]"
+
+
 def inertia_problems(inertia: np.ndarray) -> list[str]:
-    """What is wrong with an inertia tensor (symmetric, positive definite, triangle inequality)."""
+    """What is wrong with an inertia tensor (symmetric, positive definite, triangle inequality).
+
+    Overflow-safe: the tests run on the tensor divided by its largest entry."""
     I = np.asarray(inertia, dtype=float)
     if I.shape != (3, 3) or not np.isfinite(I).all():
         return ["must be a 3×3 matrix of finite numbers"]
-    scale = max(np.abs(I).max(), 1e-300)
-    if not np.allclose(I, I.T, rtol=0, atol=INERTIA_RTOL * scale):
+    scale = float(np.abs(I).max())
+    if scale == 0.0:
+        return ["must be positive definite (it is all zero)"]
+    J = I / scale
+    if not np.allclose(J, J.T, rtol=0, atol=INERTIA_RTOL):
         return ["must be symmetric"]
-    moments = np.linalg.eigvalsh(0.5 * (I + I.T))
+    moments, scale = principal_moments(I)
+    if not np.isfinite(moments).all():
+        return ["its principal moments cannot be computed (not finite)"]
     if moments.min() <= 0:
-        return [f"must be positive definite (principal moments {moments.tolist()})"]
+        return [f"must be positive definite (principal moments {_moments_text(moments, scale)} kg·m²)"]
     a, b, c = np.sort(moments)
     if a + b < c * (1 - 1e-9):
-        return [f"principal moments {moments.tolist()} break the triangle inequality (I1 + I2 ≥ I3)"]
+        return [f"principal moments {_moments_text(moments, scale)} kg·m² break the triangle inequality "
+                "(I1 + I2 ≥ I3)"]
     return []
+
+
+def _gyration_problem(inertia: object, mass_kg: float) -> str | None:
+    """A message when a valid inertia is absurd for its mass: some principal moment's radius of
+    gyration √(I/m) outside GYRATION_RANGE_M (compared as I/m/scale against r²/scale, no overflow)."""
+    moments, scale = principal_moments(np.asarray(inertia, dtype=float))
+    lo, hi = GYRATION_RANGE_M
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        ratios = moments / (mass_kg / scale)  # I/m in m², inf when it overflows
+    if not np.isfinite(ratios).all() or ratios.min() < lo * lo or ratios.max() > hi * hi:
+        r = np.sqrt(ratios)
+        return (f"principal moments {_moments_text(moments, scale)} kg·m² give radii of gyration "
+                f"{', '.join(f'{x:.3g}' for x in r.tolist())} m for {mass_kg:g} kg, outside the physical range "
+                f"{_fmt_range(lo, hi, 'm')}; check the units")
+    return None
 
 
 def _check_function(c: _Collector, section: str, row: str, field: str, fn: FunctionSpec) -> None:
@@ -137,7 +262,9 @@ def _check_info(c: _Collector, info: ProjectInfo) -> None:
         c.add(s, None, "units_length", f"must be 'mm' or 'm', got {info.units_length!r}")
     if info.units_angle not in ("deg", "rad"):
         c.add(s, None, "units_angle", f"must be 'deg' or 'rad', got {info.units_angle!r}")
-    c.vector(s, None, "gravity_G", info.gravity_G)
+    if c.vector(s, None, "gravity_G", info.gravity_G) and safe_norm(info.gravity_G) > GRAVITY_LIMIT_M_S2:
+        c.add(s, None, "gravity_G", f"magnitude {safe_norm(info.gravity_G):g} m/s² is outside the physical range "
+                                    f"{_fmt_range(0, GRAVITY_LIMIT_M_S2, 'm/s²')}")
 
 
 def _check_spring(c: _Collector, i: int, sp: SpringType) -> None:
@@ -150,18 +277,53 @@ def _check_spring(c: _Collector, i: int, sp: SpringType) -> None:
             c.add(s, r, axis, "at most 9 polynomial coefficients (k1..k9)")
     if not sp.kx or all(k == 0 for k in sp.kx if _finite(k)):
         c.add(s, r, "kx", "an axial spring needs at least one non-zero coefficient k1..kn")
+    else:
+        _check_stiffness(c, s, r, sp)
     for axis in ("cx", "cy", "cz"):
-        c.positive(s, r, axis, getattr(sp, axis), allow_zero=True)
+        c.positive(s, r, axis, getattr(sp, axis), allow_zero=True, limit=STIFFNESS_LIMIT_N_M, unit="N·s/m")
     if sp.model not in ("axial", "bushing"):
         c.add(s, r, "model", f"must be 'axial' or 'bushing', got {sp.model!r}")
     if sp.slack_length_m is not None:
-        c.positive(s, r, "slack_length_m", sp.slack_length_m)
+        c.positive(s, r, "slack_length_m", sp.slack_length_m, limit=POSITION_LIMIT_M, unit="m")
     if not isinstance(sp.colour, str) or not COLOUR_RE.match(sp.colour):
         c.add(s, r, "colour", f"must be a colour like '#d4a017', got {sp.colour!r}")
     if sp.law not in ("polynomial", "blankevoort"):
         c.add(s, r, "law", f"must be 'polynomial' or 'blankevoort', got {sp.law!r}")
     if c.positive(s, r, "transition_strain", sp.transition_strain) and sp.transition_strain >= 1:
         c.add(s, r, "transition_strain", "must be below 1 (it is a strain)")
+
+
+def _check_stiffness(c: _Collector, s: str, r: str, sp: SpringType) -> None:
+    """Negative or absurd stiffness, in a unit-consistent sense (STIFFNESS_LIMIT_N_M, STRETCH_RANGE_M)."""
+    lo, hi = STRETCH_RANGE_M
+    if sp.law == "blankevoort":
+        k = sp.kx[0] if sp.kx and _finite(sp.kx[0]) else None
+        if k is None:
+            return
+        if k < 0:
+            c.add(s, r, "kx", f"stiffness {k:g} N (per unit strain) must not be negative")
+            return
+        l0 = max(sp.slack_length_m if sp.slack_length_m is not None and _finite(sp.slack_length_m) else lo, lo)
+        if k / l0 > STIFFNESS_LIMIT_N_M:
+            c.add(s, r, "kx", f"stiffness {k:g} N per unit strain over a slack length of {l0:g} m is {k / l0:g} N/m, "
+                              f"outside the physical range {_fmt_range(0, STIFFNESS_LIMIT_N_M, 'N/m')}")
+        return
+    x = np.geomspace(lo, hi, 200)
+    for axis in ("kx", "ky", "kz") if sp.model == "bushing" else ("kx",):
+        coeffs = getattr(sp, axis)
+        if not coeffs or not all(_finite(k) for k in coeffs) or len(coeffs) > 9:
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            force = sum(k * x ** (i + 1) for i, k in enumerate(coeffs))
+            secant = np.abs(force) / x
+        if not np.isfinite(force).all() or secant.max() > STIFFNESS_LIMIT_N_M:
+            at = int(np.argmax(np.where(np.isfinite(secant), secant, np.inf)))
+            c.add(s, r, axis, f"stiffness f(x)/x reaches {secant[at]:g} N/m at a stretch of {x[at] * 1e3:.3g} mm, "
+                              f"outside the physical range {_fmt_range(0, STIFFNESS_LIMIT_N_M, 'N/m')}")
+        elif force.min() < -1e-3 * np.abs(force).max():
+            at = int(np.argmin(force))
+            c.add(s, r, axis, f"the force is {force[at]:g} N at a stretch of {x[at] * 1e3:.3g} mm: a spring must "
+                              f"pull when stretched (negative stiffness) between {lo * 1e3:g} and {hi * 1e3:g} mm")
 
 
 def _check_joint(c: _Collector, r: str, joint: JointSpec, mass_names: set[str]) -> None:
@@ -173,14 +335,17 @@ def _check_joint(c: _Collector, r: str, joint: JointSpec, mass_names: set[str]) 
     if joint.parent == r:
         c.add(s, r, "joint.parent", "a mass cannot be its own parent")
     for fname, frame in (("joint.frame_parent", joint.frame_parent), ("joint.frame_child", joint.frame_child)):
-        c.vector(s, r, fname + ".origin_L", frame.origin_L)
-        c.vector(s, r, fname + ".euler_deg", frame.euler_deg)
+        c.position(s, r, fname + ".origin_L", frame.origin_L)
+        c.position(s, r, fname + ".euler_deg", frame.euler_deg, ANGLE_LIMIT_DEG, "deg")
     for key, value in joint.parameters:
-        c.finite(s, r, f"joint.parameters.{key}", value)
+        c.within(s, r, f"joint.parameters.{key}", value, POSITION_LIMIT_M, "(m or m/rad)")
     if joint.default_q and len(joint.default_q) != len(joint.coordinates):
         c.add(s, r, "joint.default_q", "needs one value per coordinate")
     if not all(_finite(q) for q in joint.default_q):
         c.add(s, r, "joint.default_q", "must be finite numbers")
+    elif any(abs(q) > POSITION_LIMIT_M for q in joint.default_q):
+        c.add(s, r, "joint.default_q", f"{max(joint.default_q, key=abs):g} (rad or m) is outside the physical range "
+                                       f"{_fmt_range(-POSITION_LIMIT_M, POSITION_LIMIT_M, '')}")
     if joint.locked and len(joint.locked) != len(joint.coordinates):
         c.add(s, r, "joint.locked", f"needs one true/false per coordinate ({len(joint.coordinates)}), "
                                    f"got {len(joint.locked)}")
@@ -194,19 +359,24 @@ def _check_mass(c: _Collector, i: int, m: Mass, mass_names: set[str]) -> None:
     s, r = "Masses", _row_name(m, i)
     if m.name == GROUND:
         c.add(s, r, "name", f"{GROUND!r} is reserved for the fixed global frame")
-    if c.positive(s, r, "mass_kg", m.mass_kg) and m.mass_kg > 1e4:
-        c.add(s, r, "mass_kg", f"{m.mass_kg} kg is not a bone; check the units")
+    mass_ok = c.positive(s, r, "mass_kg", m.mass_kg)
+    if mass_ok and not MASS_RANGE_KG[0] <= m.mass_kg <= MASS_RANGE_KG[1]:
+        c.add(s, r, "mass_kg", f"{m.mass_kg:g} kg is outside the physical range {_fmt_range(*MASS_RANGE_KG, 'kg')} "
+                               "of a bone; check the units")
+        mass_ok = False
     if m.density_kg_m3 is not None:
-        c.positive(s, r, "density_kg_m3", m.density_kg_m3)
+        c.positive(s, r, "density_kg_m3", m.density_kg_m3, limit=1e5, unit="kg/m³")
     if m.properties_from_mesh and m.mesh is None:
         c.add(s, r, "properties_from_mesh", "needs a mesh; enter mass, centre of mass and inertia instead")
-    c.vector(s, r, "com_L", m.com_L)
+    c.position(s, r, "com_L", m.com_L)
     inertia_msgs = (inertia_problems(np.array(m.inertia_L, dtype=float)) if _all_finite_matrix(m.inertia_L)
                     else ["must be a 3×3 matrix of finite numbers"])
+    if not inertia_msgs and mass_ok:
+        inertia_msgs = [msg for msg in (_gyration_problem(m.inertia_L, m.mass_kg),) if msg]
     for msg in inertia_msgs:
         c.add(s, r, "inertia_L", msg)
-    c.vector(s, r, "position_G", m.position_G)
-    c.vector(s, r, "euler_deg", m.euler_deg)
+    c.position(s, r, "position_G", m.position_G)
+    c.position(s, r, "euler_deg", m.euler_deg, ANGLE_LIMIT_DEG, "deg")
     if not isinstance(m.euler_sequence, str) or not EULER_RE.match(m.euler_sequence):
         c.add(s, r, "euler_sequence", f"must be three axes like 'xyz' or 'ZXY', got {m.euler_sequence!r}")
     if m.joint is not None:
@@ -238,13 +408,13 @@ def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], m
     _check_body_ref(c, s, r, "body_b", a.body_b, masses)
     if a.body_a == a.body_b:
         c.add(s, r, "body_b", "a tissue must connect two different masses")
-    c.vector(s, r, "point_a_L", a.point_a_L)
-    c.vector(s, r, "point_b_L", a.point_b_L)
+    c.position(s, r, "point_a_L", a.point_a_L)
+    c.position(s, r, "point_b_L", a.point_b_L)
     if a.initial_length_m is not None:
-        c.positive(s, r, "initial_length_m", a.initial_length_m)
+        c.positive(s, r, "initial_length_m", a.initial_length_m, limit=POSITION_LIMIT_M, unit="m")
     for j, via in enumerate(a.via_points):
         _check_body_ref(c, s, r, f"via_points[{j}].body", via.body, masses)
-        c.vector(s, r, f"via_points[{j}].point_L", via.point_L)
+        c.position(s, r, f"via_points[{j}].point_L", via.point_L)
         if c.finite(s, r, f"via_points[{j}].range_min", via.range_min) and c.finite(
                 s, r, f"via_points[{j}].range_max", via.range_max) and via.range_min > via.range_max:
             c.add(s, r, f"via_points[{j}]", "range_min must not exceed range_max")
@@ -265,16 +435,18 @@ def _check_profile(c: _Collector, s: str, r: str, p: LoadProfile) -> None:
             c.add(s, r, "profile.table", "must be finite numbers")
         elif not np.all(np.diff(t) > 0):
             c.add(s, r, "profile.table", "times must be strictly increasing")
+        elif max(abs(x) for x in v) > FORCE_LIMIT_N:
+            c.add(s, r, "profile.table", f"scale {max(v, key=abs):g} is outside the physical range "
+                                         f"{_fmt_range(-FORCE_LIMIT_N, FORCE_LIMIT_N, '')}")
 
 
 def _check_force(c: _Collector, i: int, f: Force, masses: set[str]) -> None:
     s, r = "Forces", _row_name(f, i)
     if f.body not in masses:
         c.add(s, r, "body", f"no mass named {f.body!r}")
-    c.vector(s, r, "point_L", f.point_L)
-    if c.vector(s, r, "direction_G", f.direction_G) and np.linalg.norm(f.direction_G) == 0:
-        c.add(s, r, "direction_G", "must not be the zero vector")
-    c.finite(s, r, "magnitude_N", f.magnitude_N)
+    c.position(s, r, "point_L", f.point_L)
+    c.direction(s, r, "direction_G", f.direction_G)
+    c.within(s, r, "magnitude_N", f.magnitude_N, FORCE_LIMIT_N, "N")
     _check_profile(c, s, r, f.profile)
 
 
@@ -286,8 +458,10 @@ def _check_contact(c: _Collector, i: int, p: ContactPair, masses: set[str]) -> N
         c.add(s, r, "body_b", "contact needs two different masses")
     if p.method not in ("mjm_springs", "elastic_foundation"):
         c.add(s, r, "method", f"must be mjm_springs or elastic_foundation, got {p.method!r}")
-    for name in ("cartilage_thickness_m", "youngs_modulus_Pa", "rho", "transition_speed_m_s", "design_load_N"):
+    for name in ("cartilage_thickness_m", "rho", "transition_speed_m_s"):
         c.positive(s, r, name, getattr(p, name))
+    c.positive(s, r, "youngs_modulus_Pa", p.youngs_modulus_Pa, limit=STIFFNESS_LIMIT_N_M, unit="Pa")
+    c.positive(s, r, "design_load_N", p.design_load_N, limit=FORCE_LIMIT_N, unit="N")
     for name in ("hunt_crossley_s_m", "friction_static", "friction_dynamic", "friction_viscous",
                  "lateral_stiffness_ratio"):
         c.positive(s, r, name, getattr(p, name), allow_zero=True)
@@ -304,9 +478,9 @@ def _check_constraint(c: _Collector, i: int, k: ConstraintSpec, masses: set[str]
     for j, b in enumerate(k.bodies):
         _check_body_ref(c, s, r, f"bodies[{j}]", b, masses)
     for j, p in enumerate(k.points_L):
-        c.vector(s, r, f"points_L[{j}]", p)
-    c.vector(s, r, "direction", k.direction)
-    c.positive(s, r, "length_m", k.length_m, allow_zero=True)
+        c.position(s, r, f"points_L[{j}]", p)
+    c.direction(s, r, "direction", k.direction)
+    c.positive(s, r, "length_m", k.length_m, allow_zero=True, limit=POSITION_LIMIT_M, unit="m")
     if k.function is not None:
         _check_function(c, s, r, "function", k.function)
 
@@ -319,16 +493,19 @@ def _check_experiment(c: _Collector, i: int, e: Experiment, masses: set[str]) ->
         c.add(s, r, "moving_body", "must differ from the fixed body")
     if e.load_kind not in LOAD_KINDS:
         c.add(s, r, "load_kind", f"must be one of {', '.join(LOAD_KINDS)}, got {e.load_kind!r}")
-    c.positive(s, r, "max_load", e.max_load)
-    c.positive(s, r, "lever_m", e.lever_m)
+    c.positive(s, r, "max_load", e.max_load, limit=FORCE_LIMIT_N, unit="(N or N·m)")
+    c.positive(s, r, "lever_m", e.lever_m, limit=POSITION_LIMIT_M, unit="m")
     if not isinstance(e.steps, int) or isinstance(e.steps, bool) or not 2 <= e.steps <= 1000:
         c.add(s, r, "steps", f"must be a whole number from 2 to 1000, got {e.steps!r}")
-    c.finite(s, r, "flexion_deg", e.flexion_deg)
+    c.within(s, r, "flexion_deg", e.flexion_deg, ANGLE_LIMIT_DEG, "deg")
     for name, vec in e.axes:
-        c.vector(s, r, f"axes.{name}", vec)
+        c.position(s, r, f"axes.{name}", vec)
     for j, pt in enumerate(e.measured):
         if not (_finite(pt.load) and _finite(pt.value)):
             c.add(s, r, f"measured[{j}]", "load and value must be finite numbers")
+        elif max(abs(pt.load), abs(pt.value)) > FORCE_LIMIT_N:
+            c.add(s, r, f"measured[{j}]", f"load {pt.load:g} or value {pt.value:g} is outside the physical range "
+                                          f"{_fmt_range(-FORCE_LIMIT_N, FORCE_LIMIT_N, '')}")
 
 
 def _check_wrap_object(c: _Collector, i: int, w: WrapObject, masses: set[str]) -> None:
@@ -336,11 +513,12 @@ def _check_wrap_object(c: _Collector, i: int, w: WrapObject, masses: set[str]) -
     _check_body_ref(c, s, r, "body", w.body, masses)
     if w.kind not in ("cylinder", "sphere", "ellipsoid", "torus"):
         c.add(s, r, "kind", f"must be cylinder, sphere, ellipsoid or torus, got {w.kind!r}")
-    c.vector(s, r, "frame.origin_L", w.frame.origin_L)
-    c.vector(s, r, "frame.euler_deg", w.frame.euler_deg)
+    c.position(s, r, "frame.origin_L", w.frame.origin_L)
+    c.position(s, r, "frame.euler_deg", w.frame.euler_deg, ANGLE_LIMIT_DEG, "deg")
     need = {"cylinder": 2, "sphere": 1, "ellipsoid": 3, "torus": 2}.get(w.kind, 0)
-    if len(w.dimensions_m) != need or not all(_finite(d) and d > 0 for d in w.dimensions_m):
-        c.add(s, r, "dimensions_m", f"a {w.kind} needs {need} positive dimensions, got {w.dimensions_m!r}")
+    if len(w.dimensions_m) != need or not all(_finite(d) and 0 < d <= POSITION_LIMIT_M for d in w.dimensions_m):
+        c.add(s, r, "dimensions_m", f"a {w.kind} needs {need} positive dimensions of at most {POSITION_LIMIT_M:g} m, "
+                                    f"got {w.dimensions_m!r}")
     if w.quadrant not in ("all", "+x", "-x", "+y", "-y", "+z", "-z", "x", "y", "z"):
         c.add(s, r, "quadrant", f"must be all, +x, -x, +y, -y, +z or -z, got {w.quadrant!r}")
 
