@@ -109,15 +109,34 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from jointmodeller.model.codec import project_from_json
-    from jointmodeller.persistence import save_project
+    from jointmodeller.model.specs import now_iso
+    from jointmodeller.persistence import ProjectStore, save_project
 
+    target = Path(args.project)
+    runs = []
+    if target.exists() and (target.is_dir() or target.stat().st_size > 0):
+        if target.is_dir():
+            raise JointModellerError(f"{target}: is a folder, not a project file")
+        with ProjectStore(target) as store:  # also refuses a file that is not a project
+            runs = store.list_runs()
+        if not args.force:
+            what = (f"; its {len(runs)} stored run(s) would be kept and marked as belonging to the earlier model "
+                    "(add --delete-runs to delete them)") if runs else ""
+            raise JointModellerError(f"{target} exists; give --force to replace its inputs{what}")
+    elif args.delete_runs:
+        raise JointModellerError("--delete-runs applies only with --force to an existing project")
     try:
         text = Path(args.file).read_bytes()
     except OSError as exc:
-        raise JointModellerError(f"{args.file}: cannot be read ({exc.strerror})") from None
+        raise JointModellerError(f"{args.file}: cannot be read ({exc.strerror or exc})") from None
     project = project_from_json(text)
-    save_project(args.project, project, touch=False)  # lossless: the file's own times are kept
-    print(f"imported {args.file} into {args.project}")
+    policy = "delete" if args.delete_runs else "mark"
+    # lossless: the file's own times are kept
+    save_project(target, project, touch=False, runs=policy, note=f"inputs replaced on {now_iso()} by import of {args.file}")
+    print(f"imported {args.file} into {target}")
+    if runs:
+        print(f"{len(runs)} stored run(s) of the earlier model "
+              + ("deleted" if args.delete_runs else "kept, marked '[earlier model]'"))
     return 0
 
 
@@ -312,9 +331,28 @@ def run_headless(project_path: str | None) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    """Write beside the target and move into place; on failure (a read-only or missing folder, a full
+    disk) nothing is left behind and the error is one message."""
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise JointModellerError(f"{path}: cannot be written ({_os_reason(exc, path)})") from None
+
+
+def _os_reason(exc: OSError, path: Path | None = None) -> str:
+    """Plain words for an operating-system error."""
+    import errno
+
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full"
+    if exc.errno == errno.ENOENT and path is not None and not path.parent.exists():
+        return f"the folder {str(path.parent)!r} does not exist"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "permission denied: the file or its folder is read-only"
+    return exc.strerror or str(exc)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -362,9 +400,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", required=True, metavar="FILE")
     s.set_defaults(func=cmd_export)
 
-    s = sub.add_parser("import", help="import a JSON project into a project file")
+    s = sub.add_parser("import", help="import a JSON project into a project file",
+                       description="Import a JSON project (from `export`) into PROJECT. An existing PROJECT "
+                                   "needs --force: its inputs are replaced, and its stored runs are kept but "
+                                   "marked as belonging to the earlier model ('[earlier model]' in `runs`, "
+                                   "parameter earlier_model), unless --delete-runs deletes them.")
     s.add_argument("file")
     s.add_argument("project")
+    s.add_argument("--force", action="store_true", help="replace the inputs of an existing project")
+    s.add_argument("--delete-runs", action="store_true",
+                   help="with --force: delete the existing project's stored runs (default: keep them, marked as "
+                        "belonging to the earlier model)")
     s.set_defaults(func=cmd_import)
 
     s = sub.add_parser("run", help="run a study and store its results in the project")
@@ -448,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return func(args)
     except JointModellerError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file or folder the command was given: missing, read-only, disk full
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{_os_reason(exc, Path(exc.filename) if exc.filename else None)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted; nothing already saved was changed", file=sys.stderr)

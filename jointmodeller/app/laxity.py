@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +42,7 @@ from jointmodeller.core.studies.laxity import (
     solver_defaults,
 )
 from jointmodeller.io.measured_csv import read_measured_csv
+from jointmodeller.model.errors import JointModellerError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Experiment, MeasuredPoint, Project
 
@@ -621,6 +623,40 @@ def write_report(out_dir, project: Project, experiment: Experiment, run: RunReco
     return summary
 
 
+def _check_output_folder(out_dir) -> Path:
+    """The report folder, checked before any sweep (nothing is made here): one clear error when it is a
+    file, or when it or the folder it would be made in cannot be written."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise JointModellerError(f"--out {out}: exists and is not a folder; give a folder for the report")
+    base = out
+    while not base.exists():  # the nearest existing folder, where the new ones would be made
+        if base.parent == base:
+            break
+        base = base.parent
+    if not base.is_dir():
+        raise JointModellerError(f"--out {out}: {base} is not a folder, so the report folder cannot be made there")
+    if not os.access(base, os.W_OK):
+        raise JointModellerError(f"--out {out}: {base} is read-only")
+    return out
+
+
+def _check_measured_in_sweep(experiment: Experiment, source=None) -> None:
+    """Measured loads must lie within the experiment's sweep (its curve is interpolated at them)."""
+    if not experiment.measured:
+        return
+    loads = np.array([p.load for p in experiment.measured], float)
+    sweep = load_sequence(experiment.max_load, experiment.steps, experiment.unload)
+    lo, hi = float(sweep.min()), float(sweep.max())
+    span = max(abs(lo), abs(hi), 1e-12)
+    if loads.min() < lo - 1e-9 * span or loads.max() > hi + 1e-9 * span:
+        where = f" in {source}" if source is not None else ""
+        raise JointModellerError(
+            f"experiment {experiment.name!r}: measured loads{where} reach {loads.min():g}..{loads.max():g} "
+            f"{load_unit(experiment)}, beyond the sweep {lo:g}..{hi:g} {load_unit(experiment)}; raise the "
+            f"experiment's max_load (now {experiment.max_load:g}) or leave those rows out")
+
+
 def laxity_command(project_path, experiment: str | None = None, data=None, calibrate: bool = False,
                    out_dir="laxity-report", scheduler: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None, *, per: str = "spring",
@@ -637,11 +673,14 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
     from jointmodeller.persistence.store import ProjectStore, load_project, save_project
 
     project_path = Path(project_path)
+    out_dir = _check_output_folder(out_dir)  # before the sweep: a bad --out must not lose its results
     project = load_project(project_path)
     exp = find_experiment(project, experiment)
     if data is not None:
         project = import_measured(project, exp.name, data)
         exp = find_experiment(project, exp.name)
+    _check_measured_in_sweep(exp, data)
+    out_dir.mkdir(parents=True, exist_ok=True)  # every input checked: now the folder may be made
     joint = build_joint(project)
     total = len(load_sequence(exp.max_load, exp.steps, exp.unload))
     run = run_laxity(project, exp.name, None if progress is None else (lambda i, n, lo, v: progress("sweep", i, n)),

@@ -124,6 +124,10 @@ def read_measured_csv(path: str | os.PathLike, value_unit: str | None = None) ->
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise MeasuredDataError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise MeasuredDataError(f"{p}: is a folder, not a CSV file") from None
+    except OSError as exc:
+        raise MeasuredDataError(f"{p}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise MeasuredDataError(f"{p}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     return parse_measured_csv(text, str(p), value_unit)

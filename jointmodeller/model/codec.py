@@ -1,9 +1,16 @@
 """Plain-data form of a project (dicts, lists, numbers, strings): the JSON export and the store's
 row payloads both go through here.
 
-Decoding is strict and total: any malformed input (wrong type, unknown key, missing field, bad
-value) ends in a ValidationError naming where it is, never in another exception. Decoding never
-evaluates anything; meshes travel as plain number lists.
+Decoding is strict and total: any malformed input (wrong type, unknown key, duplicate key, missing
+field, bad value, a number too large for a float, text that is not Unicode) ends in a ValidationError
+naming where it is, never in another exception. Decoding never evaluates anything; meshes travel as
+plain number lists.
+
+A file lists every field (export writes them all). A field left out of a row takes its dataclass
+default (older files lack fields added since, which is why), except the physical properties in
+``REQUIRED_IN_FILE``: their defaults (1 kg, 1e-3 kg·m², 1e4 N/m) are placeholders for a new row in
+the GUI, not values anyone measured, so a file without them (a mass row without ``mass_kg``) is
+refused instead of silently getting 1 kg.
 """
 
 from __future__ import annotations
@@ -20,11 +27,17 @@ import numpy as np
 
 from jointmodeller.model.errors import JointModellerError, Problem, ValidationError
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.specs import Project
+from jointmodeller.model.specs import Mass, Project, SpringType
 from jointmodeller.model.validation import validate_project
 
 FORMAT_NAME = "jointmodeller-project"
 FORMAT_VERSION = 1
+
+REQUIRED_IN_FILE: dict[type, tuple[str, ...]] = {
+    Mass: ("mass_kg", "inertia_L"),
+    SpringType: ("kx",),
+}
+"""Fields with a default in the dataclass that a row in a file must still give."""
 
 SECTION_TITLES = {
     "info": "Project", "springs": "Springs", "masses": "Masses", "attachments": "Attachments",
@@ -132,13 +145,20 @@ def _decode(tp: Any, value: Any, path: list[str]) -> Any:
         return tuple(_decode(a, v, path + [f"[{i}]"]) for i, (a, v) in enumerate(zip(args, value)))
     if tp is float:
         if not _is_number(value):
-            raise _DecodeError(path, f"must be a number, got {value!r}")
-        if not math.isfinite(value):
+            raise _DecodeError(path, f"must be a number, got {_short(value)}")
+        try:
+            number = float(value)
+        except OverflowError:
+            raise _DecodeError(path, f"the whole number {_short(value)} is too large for a number "
+                                     "(largest about 1.8e308)") from None
+        if not math.isfinite(number):
             raise _DecodeError(path, f"must be finite, got {value!r}")
-        return float(value)
+        return number
     if tp is int:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise _DecodeError(path, f"must be a whole number, got {value!r}")
+            raise _DecodeError(path, f"must be a whole number, got {_short(value)}")
+        if abs(value) > 2**63 - 1:
+            raise _DecodeError(path, f"the whole number {_short(value)} is too large")
         return value
     if tp is bool:
         if not isinstance(value, bool):
@@ -146,9 +166,29 @@ def _decode(tp: Any, value: Any, path: list[str]) -> Any:
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise _DecodeError(path, f"must be text, got {value!r}")
+            raise _DecodeError(path, f"must be text, got {_short(value)}")
+        _check_text(value, path)
         return value
     raise _DecodeError(path, f"cannot decode type {tp!r}")  # pragma: no cover
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """repr of a value, cut to ``limit`` characters (a 400-digit number or a long text in a message)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        text = str(value)  # str of a huge int is fine; int digits limits apply only above 4300 digits
+        return f"{text[:20]}…({len(text)} digits)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _check_text(value: str, path: list[str]) -> None:
+    """Text must be valid Unicode: a lone UTF-16 surrogate ("\\ud800" in JSON) cannot be stored."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start:exc.end]
+        raise _DecodeError(path, f"holds a lone UTF-16 surrogate '{bad.encode('unicode_escape').decode()}' at "
+                                 f"character {exc.start + 1}, which is not text") from None
 
 
 def _decode_dataclass(cls: type, value: Any, path: list[str]) -> Any:
@@ -160,10 +200,13 @@ def _decode_dataclass(cls: type, value: Any, path: list[str]) -> Any:
     if unknown:
         raise _DecodeError(path + [str(unknown[0])], "unknown field")
     kwargs = {}
+    required = REQUIRED_IN_FILE.get(cls, ())
     for name, f in fields.items():
         if name not in value:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise _DecodeError(path + [name], "is missing")
+            if name in required:
+                raise _DecodeError(path + [name], "is missing (a row in a file must give it; there is no default)")
             continue
         kwargs[name] = _decode(hints[name], value[name], path + [name])
     try:
@@ -179,6 +222,8 @@ def _decode_mesh(value: Any, path: list[str]) -> MeshData:
     warnings = value.get("warnings", [])
     if not isinstance(source, str) or not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         raise _DecodeError(path, "mesh source and warnings must be text")
+    for k, text in enumerate([source] + warnings):
+        _check_text(text, path + (["source"] if k == 0 else ["warnings", f"[{k - 1}]"]))
     try:
         vertices = _number_array(value.get("vertices_L"), np.float64, path + ["vertices_L"])
         faces = _number_array(value.get("faces"), np.int64, path + ["faces"])
@@ -200,7 +245,7 @@ def _number_array(value: Any, dtype: type, path: list[str]) -> np.ndarray:
     try:
         return np.array(flat, dtype=dtype).reshape(-1, 3)
     except OverflowError:
-        raise _DecodeError(path, "holds a number out of range") from None
+        raise _DecodeError(path, "holds a number too large for a number") from None
 
 
 def _problem_from_path(path: list[str], message: str) -> Problem:
@@ -244,17 +289,33 @@ def project_from_data(data: Any) -> Project:
 
 def project_from_json(text: str | bytes) -> Project:
     """Parse JSON text into a validated project; ValidationError for anything malformed."""
+    return project_from_data(parse_json(text, "Project file"))
+
+
+def parse_json(text: str | bytes, where: str = "Project file") -> Any:
+    """Strict JSON: NaN/Infinity and duplicate keys refused; ValidationError located at ``where``."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
     except _DecodeError as exc:
-        raise ValidationError(Problem("Project file", None, None, exc.message)) from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValidationError(Problem("Project file", None, None, f"is not valid JSON: {exc}")) from None
-    return project_from_data(data)
+        raise ValidationError(Problem(where, None, None, exc.message)) from None
+    except RecursionError:
+        raise ValidationError(Problem(where, None, None, "is nested too deeply to be a project")) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError(Problem(where, None, None, f"is not valid JSON: {exc}")) from None
 
 
 def _reject_constant(name: str) -> Any:
     raise _DecodeError([], f"{name} is not a number a project may hold")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DecodeError([], f"the key {_short(key)} appears twice in one object (JSON keeps only the last, "
+                                   "so the file is ambiguous)")
+        out[key] = value
+    return out
 
 
 def row_to_data(row: Any) -> dict:
@@ -268,3 +329,5 @@ def row_from_data(cls: type, data: Any, section: str, index: int) -> Any:
         return _decode(cls, data, [section, f"[{index}]"])
     except _DecodeError as exc:
         raise ValidationError(_problem_from_path(exc.path, exc.message)) from None
+    except RecursionError:
+        raise ValidationError(_problem_from_path([section, f"[{index}]"], "is nested too deeply")) from None

@@ -6,6 +6,8 @@ the JSON import, so a tampered file yields a ValidationError naming the section,
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -39,7 +41,7 @@ from jointmodeller.model.specs import (
     now_iso,
 )
 from jointmodeller.model.validation import validate_project
-from jointmodeller.persistence.schema import check_and_migrate, create_schema
+from jointmodeller.persistence.schema import check_and_migrate, create_schema, database_error
 from jointmodeller.persistence.tables import (
     AttachmentRow,
     FeatureRow,
@@ -53,6 +55,7 @@ from jointmodeller.persistence.tables import (
 )
 
 PROJECT_SUFFIX = ".jmdb"
+RUN_POLICIES = ("keep", "mark", "delete")
 FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "experiments": Experiment,
                     "wrap_objects": WrapObject}
 SERIES_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "bool": "|b1"}
@@ -108,20 +111,40 @@ def mesh_id(mesh: MeshData) -> str:
     return h.hexdigest()
 
 
+def check_folder(path: Path) -> None:
+    """ProjectFileError when the folder that should hold ``path`` does not exist or is not a folder."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.exists():
+        raise ProjectFileError(f"{path}: the folder {str(folder)!r} does not exist; create it first")
+    if not folder.is_dir():
+        raise ProjectFileError(f"{path}: {str(folder)!r} is not a folder")
+
+
 class ProjectStore:
     """One open project file. Use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | os.PathLike, *, create: bool = False):
         self.path = Path(path)
-        exists = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            exists = self.path.exists() and self.path.stat().st_size > 0
+        except OSError as exc:
+            raise ProjectFileError(f"{self.path}: cannot be read ({exc.strerror or exc})") from None
+        if self.path.is_dir():
+            raise ProjectFileError(f"{self.path}: is a folder, not a project file")
         if not exists and not create:
             raise ProjectFileError(f"{self.path}: no such project file")
+        if not exists:
+            check_folder(self.path)
         if exists:
             check_and_migrate(self.path)
         self.engine = _engine(self.path)
         if not exists:
-            with self.engine.begin() as conn:
-                create_schema(conn)
+            try:
+                with self.engine.begin() as conn:
+                    create_schema(conn)
+            except (DatabaseError, OSError) as exc:
+                self.engine.dispose()
+                raise database_error(self.path, exc, writing=True) from None
 
     # -------------------------------------------------------------------- life cycle
     def close(self) -> None:
@@ -148,16 +171,39 @@ class ProjectStore:
                         yield session
                 else:
                     yield session
-        except DatabaseError as exc:
-            raise ProjectFileError(f"{self.path}: the project file is damaged ({exc.orig})") from None
+        except (DatabaseError, UnicodeDecodeError) as exc:
+            # a read-only file or folder, a full disk or an I/O error is said as such; the rest is damage
+            raise database_error(self.path, exc, writing=write) from None
 
     # -------------------------------------------------------------------- inputs
-    def save_project(self, project: Project, *, touch: bool = True) -> Project:
-        """Validate and write the whole project in one transaction; returns what was written."""
+    def save_project(self, project: Project, *, touch: bool = True, runs: str = "keep", note: str = "") -> Project:
+        """Validate and write the whole project in one transaction; returns what was written.
+
+        runs: what happens to the stored runs in the same transaction — "keep" them (an edit of the
+        inputs), "mark" them as belonging to the earlier model (the inputs were replaced; ``note`` says
+        how), or "delete" them.
+        """
+        if runs not in RUN_POLICIES:
+            raise ValueError(f"runs must be one of {RUN_POLICIES}, got {runs!r}")
         if touch:
             project = replace(project, info=replace(project.info, modified=now_iso()))
         validate_project(project)
         with self._session(write=True) as s:
+            if runs == "delete":
+                s.execute(delete(SeriesRow))
+                s.execute(delete(RunRow))
+            elif runs == "mark":
+                for row in s.scalars(select(RunRow)):
+                    try:
+                        params = json.loads(row.parameters)
+                    except (ValueError, RecursionError):
+                        params = None
+                    if isinstance(params, dict) and "earlier_model" in params:
+                        continue  # marked by an earlier replacement: keep that note
+                    if isinstance(params, dict):
+                        params["earlier_model"] = note or f"inputs replaced on {now_iso()}"
+                        row.parameters = json.dumps(params, sort_keys=True)
+                    row.message = (row.message + " " if row.message else "") + "[earlier model]"
             for table in (ForceRow, AttachmentRow, FeatureRow):
                 s.execute(delete(table))
             s.execute(delete(MassRow))
@@ -240,6 +286,9 @@ class ProjectStore:
                 return self._read(s)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ProjectFileError(f"{self.path}: the project file is damaged ({exc})") from None
+        except RecursionError:
+            raise ProjectFileError(f"{self.path}: the project file is damaged (a row is nested too deeply to be "
+                                   "read)") from None
 
     def _read(self, s: Session) -> Project:
         info_row = s.get(ProjectInfoRow, 1)
@@ -281,6 +330,12 @@ class ProjectStore:
             "direction_G": json.loads(r.direction_G), "magnitude_N": r.magnitude_N,
             "profile": json.loads(r.profile)}, "forces", i)
             for i, r in enumerate(s.scalars(select(ForceRow).order_by(ForceRow.position))))
+        unknown = sorted(set(s.scalars(select(FeatureRow.section).where(FeatureRow.section.not_in(FEATURE_SECTIONS))
+                                       .distinct())), key=str)
+        if unknown:  # refused, not dropped: the next save would delete them
+            names = ", ".join(repr(x) for x in unknown[:5])
+            raise ProjectFileError(f"{self.path}: holds rows of a section this JointModeller does not know ({names}); "
+                                   "written by a newer version, or damaged. The file was not changed.")
         features = {}
         for section, cls in FEATURE_SECTIONS.items():
             rows = s.scalars(select(FeatureRow).where(FeatureRow.section == section).order_by(FeatureRow.position))
@@ -344,24 +399,47 @@ class ProjectStore:
             raise ProjectFileError(f"{self.path}: run {r.id} is damaged ({exc})") from None
 
 
-def save_project(path: str | os.PathLike, project: Project, *, touch: bool = True) -> Project:
+def save_project(path: str | os.PathLike, project: Project, *, touch: bool = True, runs: str = "keep",
+                 note: str = "") -> Project:
     """Write ``project`` to ``path`` (created if new) in one transaction. Returns what was written.
 
     A new file is built beside the target and moved into place, so a crash never leaves a
-    half-made project file under the user's name. ``touch``: stamp the modification time (an import
-    keeps the one it was given).
+    half-made project file under the user's name, and a failed one (full disk, read-only folder)
+    leaves no .partial, -wal or -shm file behind. ``touch``: stamp the modification time (an import
+    keeps the one it was given). runs, note: what happens to an existing file's stored runs
+    (ProjectStore.save_project).
     """
     path = Path(path)
     validate_project(project)
+    if path.is_dir():
+        raise ProjectFileError(f"{path}: is a folder, not a project file")
     if path.exists() and path.stat().st_size > 0:
         with ProjectStore(path) as store:
-            return store.save_project(project, touch=touch)
+            return store.save_project(project, touch=touch, runs=runs, note=note)
+    check_folder(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not os.access(folder, os.W_OK):
+        raise ProjectFileError(f"{path}: cannot be written: its folder {str(folder)!r} is read-only")
     tmp = path.with_name(path.name + ".partial")
-    for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
-        p.unlink(missing_ok=True)
-    with ProjectStore(tmp, create=True) as store:
-        written = store.save_project(project, touch=touch)
-    os.replace(tmp, path)
+    leftovers = (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm"))
+    try:
+        for p in leftovers:
+            p.unlink(missing_ok=True)
+        with ProjectStore(tmp, create=True) as store:
+            written = store.save_project(project, touch=touch)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        # a failed write (full disk, read-only folder, bad text, interrupt) leaves nothing behind: a
+        # stray .partial-wal would otherwise make the next attempt fail in turn
+        for p in leftovers:
+            with contextlib.suppress(OSError):
+                p.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ProjectFileError(f"{path}: cannot be written ({exc.strerror or exc})"
+                                   + (" — the disk is full" if exc.errno == errno.ENOSPC else "")) from None
+        if isinstance(exc, ProjectFileError):  # about the file being built: say it about the target
+            raise ProjectFileError(str(exc).replace(str(tmp), str(path))) from None
+        raise
     return written
 
 

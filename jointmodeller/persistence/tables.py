@@ -5,8 +5,29 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
 
 APPLICATION_ID = 0x4A4D4442  # "JMDB": marks a SQLite file as a JointModeller project
+
+
+class StrictBoolean(TypeDecorator):
+    """A BOOLEAN column (0 or 1 in the file) read back strictly: SQLite keeps whatever is written, and
+    SQLAlchemy's Boolean would read a tampered 'maybe' as true. Anything but 0 or 1 is returned as it
+    is, so the strict decoder refuses it naming the section, row and field."""
+
+    impl = Boolean
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return value
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            if type(value) is int and value in (0, 1):
+                return bool(value)
+            return value
+
+        return process
 
 
 class Base(DeclarativeBase):
@@ -50,7 +71,7 @@ class SpringRow(Base):
     cx: Mapped[float] = mapped_column(Float)
     cy: Mapped[float] = mapped_column(Float)
     cz: Mapped[float] = mapped_column(Float)
-    tension_only: Mapped[bool] = mapped_column(Boolean)
+    tension_only: Mapped[bool] = mapped_column(StrictBoolean)
     slack_length_m: Mapped[float | None] = mapped_column(Float, nullable=True)
     law: Mapped[str] = mapped_column(String(16))
     transition_strain: Mapped[float] = mapped_column(Float)
@@ -68,11 +89,11 @@ class MassRow(Base):
     mass_kg: Mapped[float] = mapped_column(Float)
     com_L: Mapped[str] = mapped_column(Text)
     inertia_L: Mapped[str] = mapped_column(Text)
-    properties_from_mesh: Mapped[bool] = mapped_column(Boolean)
+    properties_from_mesh: Mapped[bool] = mapped_column(StrictBoolean)
     position_G: Mapped[str] = mapped_column(Text)
     euler_deg: Mapped[str] = mapped_column(Text)
     euler_sequence: Mapped[str] = mapped_column(String(8))
-    fixed: Mapped[bool] = mapped_column(Boolean)
+    fixed: Mapped[bool] = mapped_column(StrictBoolean)
     joint: Mapped[str | None] = mapped_column(Text, nullable=True)
     colour: Mapped[str] = mapped_column(String(16))
     mesh: Mapped[MeshRow | None] = relationship(foreign_keys=[mesh_id])
@@ -90,7 +111,7 @@ class AttachmentRow(Base):
     point_a_L: Mapped[str] = mapped_column(Text)
     point_b_L: Mapped[str] = mapped_column(Text)
     initial_length_m: Mapped[float | None] = mapped_column(Float, nullable=True)
-    wraps: Mapped[bool] = mapped_column(Boolean)
+    wraps: Mapped[bool] = mapped_column(StrictBoolean)
     via_points: Mapped[str] = mapped_column(Text)
     wrap_objects: Mapped[str] = mapped_column(Text)
 

@@ -97,7 +97,7 @@ def test_failed_import_never_touches_the_existing_file(tmp_path_factory, doc):
     before = hashlib.sha256(target.read_bytes()).hexdigest()
     src = folder / "in.json"
     src.write_text(json.dumps(doc, allow_nan=True))
-    rc = main(["import", str(src), str(target)])
+    rc = main(["import", str(src), str(target), "--force"])  # replacing an existing project needs --force
     if rc != 0:
         assert hashlib.sha256(target.read_bytes()).hexdigest() == before
     from jointmodeller.persistence import load_project
