@@ -223,13 +223,12 @@ def inertia_problems(inertia: np.ndarray) -> list[str]:
 
 def _gyration_problem(inertia: object, mass_kg: float) -> str | None:
     """A message when a valid inertia is absurd for its mass: some principal moment's radius of
-    gyration √(I/m) outside GYRATION_RANGE_M (compared as I/m/scale against r²/scale, no overflow)."""
+    gyration √(I/m) outside GYRATION_RANGE_M. Computed as √(I/scale)·(√scale/√m): no step overflows
+    (√scale ≤ 1.4e154 and m ≥ MASS_RANGE_KG[0])."""
     moments, scale = principal_moments(np.asarray(inertia, dtype=float))
     lo, hi = GYRATION_RANGE_M
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        ratios = moments / (mass_kg / scale)  # I/m in m², inf when it overflows
-    if not np.isfinite(ratios).all() or ratios.min() < lo * lo or ratios.max() > hi * hi:
-        r = np.sqrt(ratios)
+    r = np.sqrt(np.clip(moments, 0.0, None)) * (math.sqrt(scale) / math.sqrt(mass_kg))
+    if not np.isfinite(r).all() or r.min() < lo or r.max() > hi:
         return (f"principal moments {_moments_text(moments, scale)} kg·m² give radii of gyration "
                 f"{', '.join(f'{x:.3g}' for x in r.tolist())} m for {mass_kg:g} kg, outside the physical range "
                 f"{_fmt_range(lo, hi, 'm')}; check the units")
