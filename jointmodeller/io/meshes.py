@@ -227,25 +227,33 @@ def _read_legacy_vtk_isolated(path: Path) -> tuple[np.ndarray, np.ndarray]:
     the data (a flipped byte in a binary file makes it write past its buffers and the process dies
     with SIGSEGV, which Python cannot catch); in a child, such a crash is a MeshError, not the end of
     the app and its unsaved work."""
+    import os
     import subprocess
-    import sys
     import tempfile
 
+    import jointmodeller
+
+    package_root = str(Path(jointmodeller.__file__).resolve().parents[1])  # this very package, in the child
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory(prefix="jointmodeller-vtk-") as tmp:
         out = Path(tmp) / "mesh.npz"
         cmd = [sys.executable, "-c", "import sys; from jointmodeller.io.meshes import _legacy_vtk_child; "
                "sys.exit(_legacy_vtk_child(sys.argv[1], sys.argv[2]))", str(path), str(out)]
         try:
-            done = subprocess.run(cmd, capture_output=True, timeout=LEGACY_VTK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            done = subprocess.run(cmd, capture_output=True, timeout=LEGACY_VTK_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                                  env=env)
         except subprocess.TimeoutExpired:
             raise _fail(path, f"VTK did not finish reading it within {LEGACY_VTK_TIMEOUT_S:.0f} s") from None
         except OSError as exc:
             raise _fail(path, f"cannot start the VTK reader ({exc.strerror or exc})") from None
         if done.returncode == 3:  # a MeshError in the child: its message
             raise MeshError(done.stdout.decode("utf-8", "replace").strip())
+        if done.returncode < 0 or done.returncode > 128:  # killed by a signal (SIGSEGV, SIGABRT, ...)
+            sig = -done.returncode if done.returncode < 0 else done.returncode - 128
+            raise _fail(path, f"VTK's reader crashed on it (signal {sig}): the file is damaged")
         if done.returncode != 0 or not out.is_file():
-            how = (f"signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}")
-            raise _fail(path, f"VTK's reader crashed on it ({how}): the file is damaged")
+            last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+            raise _fail(path, f"the process reading it with VTK failed ({last[:200]})")
         with np.load(out, allow_pickle=False) as data:
             return np.asarray(data["vertices"], dtype=np.float64), np.asarray(data["faces"], dtype=np.int64)
 
