@@ -11,30 +11,91 @@ the same arithmetic: the tests run both and compare them).
   (a per-call ``use_numba`` override that tests and benchmarks use to compare the two paths).
 - ``numba_enabled(flag)``: a per-object ``use_numba`` flag resolved against the switch (None = the
   switch; True only takes effect when the switch is on).
+
+Where the compiled kernels are cached: numba writes them beside the sources (``__pycache__``), else
+in ``~/.cache/numba``, and refuses to compile a ``cache=True`` function at all ("cannot cache
+function ...: no locator available") when neither is writable — an installed package in a read-only
+site-packages with a read-only or missing home. So before numba compiles anything, when the
+package's own ``__pycache__`` cannot be written and ``NUMBA_CACHE_DIR`` is not set, the cache goes to
+the first writable of ``$XDG_CACHE_HOME/jointmodeller/numba``, ``~/.cache/jointmodeller/numba`` and
+``<tempdir>/jointmodeller-<uid>/numba`` (``CACHE_DIR``); with none writable kernels are compiled
+without a disk cache (``CACHE_ENABLED`` False: slower start, same code).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 ENV_VAR = "JOINTMODELLER_NUMBA"
 NUMBA_ENABLED = os.environ.get(ENV_VAR, "1") != "0"
 
-try:  # pragma: no cover - depends on the environment
-    if not NUMBA_ENABLED:
-        raise ImportError
-    import numba as _numba
-except ImportError:  # pragma: no cover
-    _numba = None
-    NUMBA_ENABLED = False
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (made if missing), tried the way numba does."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def user_cache_candidates() -> list[Path]:
+    """Folders for the kernel cache when the package's own cannot be written, in order of choice."""
+    out = []
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        out.append(Path(xdg) / "jointmodeller" / "numba")
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):  # pragma: no cover - Windows
+        out.append(Path(os.environ["LOCALAPPDATA"]) / "jointmodeller" / "numba")
+    home = os.path.expanduser("~")
+    if home and home != "~" and os.path.isabs(home):
+        out.append(Path(home) / ".cache" / "jointmodeller" / "numba")
+    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    out.append(Path(tempfile.gettempdir()) / f"jointmodeller-{uid}" / "numba")
+    return out
+
+
+def _choose_cache_dir() -> tuple[str | None, bool]:
+    """(folder for NUMBA_CACHE_DIR or None to keep numba's default, whether to cache at all)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None, True  # the user's (or the generic-CPU test run's) choice
+    if _writable(Path(__file__).resolve().parent / "__pycache__"):
+        return None, True
+    for folder in user_cache_candidates():
+        if _writable(folder):
+            return str(folder), True
+    return None, False
+
+
+CACHE_DIR: str | None = None
+CACHE_ENABLED = True
+_numba = None
+if NUMBA_ENABLED:
+    CACHE_DIR, CACHE_ENABLED = _choose_cache_dir()
+    if CACHE_DIR is not None:
+        os.environ["NUMBA_CACHE_DIR"] = CACHE_DIR  # read when numba is imported (also by child processes)
+    try:  # pragma: no cover - depends on the environment
+        import numba as _numba
+    except ImportError:  # pragma: no cover
+        _numba = None
+        NUMBA_ENABLED = False
+    else:
+        if CACHE_DIR is not None:  # numba imported before this module read the variable already
+            _numba.config.CACHE_DIR = CACHE_DIR
 
 
 def njit(fn=None, **options):
-    """Compile with numba (no Python objects; ``cache=True`` unless given) when the switch is on;
+    """Compile with numba (no Python objects; cached on disk unless given, or unless no cache folder
+    is writable) when the switch is on;
     otherwise return the function unchanged."""
     if not NUMBA_ENABLED:
         return (lambda f: f) if fn is None else fn
     options.setdefault("cache", True)
+    if not CACHE_ENABLED:
+        options["cache"] = False
     if fn is None:
         return lambda f: _numba.njit(**options)(f)
     return _numba.njit(**options)(fn)
