@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from jointmodeller.app.document import unique_name
-from jointmodeller.app.masses import DEFAULT_BONE_DENSITY_KG_M3, mass_from_mesh
+from jointmodeller.app.masses import DEFAULT_BONE_DENSITY_KG_M3, import_mass, likely_units
 from jointmodeller.io.meshes import read_mesh
 from jointmodeller.model.errors import MeshError
 from jointmodeller.model.specs import Mass
@@ -39,6 +39,9 @@ class MeshImportDialog(QDialog):
         self.taken = list(taken_names)
         self.mesh = None
         self._mass: Mass | None = None
+        self.imported = None
+        """app.masses.ImportedMass of the current file and settings (how the properties were found)."""
+        self.units_note = ""
         self.path_edit = QLineEdit(self)
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(self.browse)
@@ -87,10 +90,20 @@ class MeshImportDialog(QDialog):
             self.set_file(path)
 
     def set_file(self, path: str, units: str | None = None) -> None:
+        """Read ``path`` in ``units`` ("mm" or "m"); None: millimetres unless the mesh is then too
+        small to be a bone, when the file is taken to be in metres (and the dialog says so)."""
+        self.units_note = ""
         if units is not None:
             self.units.setCurrentText(units)
+        else:
+            self.units.blockSignals(True)
+            self.units.setCurrentText("mm")
+            self.units.blockSignals(False)
         self.path_edit.setText(str(path))
         self.load()
+        if units is None and self.mesh is not None and likely_units(self.mesh) == "m":
+            self.units_note = "Units set to m: in millimetres the mesh would be under 2 mm across."
+            self.units.setCurrentText("m")  # reloads
 
     def load(self) -> None:
         """Read the file in the chosen units and refresh the preview."""
@@ -122,19 +135,24 @@ class MeshImportDialog(QDialog):
         if self.mesh is None:
             return
         try:
-            self._mass = mass_from_mesh(self.name_edit.text().strip() or "bone", self.mesh,
+            self.imported = import_mass(self.name_edit.text().strip() or "bone", self.mesh,
                                         density_kg_m3=self.density.value(), fixed=self.fixed.isChecked())
         except (MeshError, ValueError) as exc:
             self.info.setText(f"Cannot compute mass properties: {exc}")
             self._mass = None
+            self.imported = None
             return
+        self._mass = self.imported.mass
         m, v = self._mass, self.mesh.vertices_L
         size = np.ptp(v, axis=0) * 1000
-        warn = "\n".join(self.mesh.warnings)
+        moments = np.linalg.eigvalsh(np.asarray(m.inertia_L))
+        notes = "\n".join(n for n in (self.units_note, *self.mesh.warnings, *self.imported.warnings) if n)
         self.info.setText(
             f"{self.mesh.n_vertices} vertices, {self.mesh.n_faces} faces; size {size[0]:.1f} × {size[1]:.1f} × "
-            f"{size[2]:.1f} mm\nmass {m.mass_kg * 1000:.1f} g, centre of mass "
-            f"({', '.join(f'{x * 1000:.1f}' for x in m.com_L)}) mm" + (f"\n{warn}" if warn else ""))
+            f"{size[2]:.1f} mm\nmass {m.mass_kg * 1000:.4g} g, centre of mass "
+            f"({', '.join(f'{x * 1000:.1f}' for x in m.com_L)}) mm; principal moments "
+            f"{', '.join(f'{x:.3g}' for x in moments)} kg·m²\n"
+            f"Mass properties from the {self.imported.method_text}" + (f"\n{notes}" if notes else ""))
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(True)
 
     def mass(self) -> Mass | None:

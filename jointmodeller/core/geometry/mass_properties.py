@@ -14,7 +14,11 @@ and explained in ``warnings``:
                        the loop's centroid, then the closed-surface integrals apply. Good for bones
                        cut at the shaft or with small segmentation holes.
 3. ``convex_hull``   — anything else (non-manifold edges, tangled boundaries, open sheets whose capped
-                       volume is negligible): the convex hull's properties. It over-estimates the volume
+                       volume is negligible), and any capped (or self-intersecting closed) surface whose
+                       integrals are not those of a real body — a cap that crosses the surface counts
+                       part of the solid negatively, and the principal moments can then break the
+                       triangle inequality (the Lenhart 2015 tibia subchondral bone does): the convex
+                       hull's properties, always those of a real solid. It over-estimates the volume
                        of concave shapes; the warning says so.
 
 Frames: L is the mesh's own frame; B the principal frame at the centre of mass (the body frame the
@@ -160,10 +164,23 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
             warnings.append("faces were wound inward; treated as outward")
     if not np.isfinite(vol) or vol <= 1e-9 * float(np.ptp(v0, axis=0).max()) ** 3:
         raise MeshError(NO_VOLUME)
-    com0 = first / vol
-    second_com = second - vol * np.outer(com0, com0)
-    inertia = density * (np.trace(second_com) * np.eye(3) - second_com)
-    inertia = 0.5 * (inertia + inertia.T)
+    inertia, com0 = _inertia(vol, first, second, density)
+    if method != "convex_hull" and inertia_problems(inertia):
+        # not the integrals of a real body (caps crossing the surface, a self-intersecting shell):
+        # the convex hull always is one
+        if method == "capped_holes":
+            warnings = [w for w in warnings if not w.startswith("open surface:")]
+            what = f"open surface: capping its {len(loops)} hole(s) by fans"
+        else:
+            what = "the closed surface (it intersects itself)"
+        warnings.append(
+            f"{what} gives an inertia no real body has (principal moments break the triangle "
+            "inequality): mass properties of the convex hull instead (over-estimates volume and mass of "
+            "concave bones)")
+        method = "convex_hull"
+        vol, first, second = _volume_integrals(*_convex_hull(v0))
+        vol, first, second = abs(vol), np.sign(vol) * first, np.sign(vol) * second
+        inertia, com0 = _inertia(vol, first, second, density)
     moments, R_BL = principal_axes(inertia)
     return MassProperties(
         volume_m3=vol,
@@ -175,6 +192,14 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
         method=method,
         warnings=tuple(warnings),
     )
+
+
+def _inertia(vol: float, first: np.ndarray, second: np.ndarray, density: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inertia about the centre of mass (symmetrised) and the centre of mass, from the integrals."""
+    com0 = first / vol
+    second_com = second - vol * np.outer(com0, com0)
+    inertia = density * (np.trace(second_com) * np.eye(3) - second_com)
+    return 0.5 * (inertia + inertia.T), com0
 
 
 def mesh_mass_properties(mesh: MeshData, density: float) -> MassProperties:
