@@ -285,6 +285,12 @@ EXTRA_COLUMNS: dict[str, tuple[Column, ...]] = {"masses": MOBILIZER_COLUMNS}
 del C
 
 
+def new_project() -> Project:
+    """An empty project for File › New: gravity along −z (9.81 m/s²), no bodies, and one ligament
+    spring type (kx 10 kN/m) so that a tissue placed with two clicks refers to a spring at once."""
+    return Project(info=ProjectInfo(title="Untitled joint"), springs=(SpringType(name="ligament"),))
+
+
 def section_rows(project: Project, section: str) -> tuple:
     """The rows of a section (the Project panel is the single row ``(project.info,)``)."""
     return (project.info,) if section == INFO else getattr(project, section)
@@ -512,8 +518,9 @@ class Document:
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | os.PathLike, **kw) -> "Document":
-        """Open a project file (checked, migrated, validated)."""
-        return cls(load_project(path), path, **kw)
+        """Open a project file (checked, migrated, decoded strictly). A project saved with problems
+        (work in progress) opens as it was, its problems marked like any edit's."""
+        return cls(load_project(path, validate=False), path, **kw)
 
     # ------------------------------------------------------------------ events
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -586,7 +593,7 @@ class Document:
     def set_cell(self, section: str, index: int, key: str, text: str) -> bool:
         """Parse ``text`` for one cell and push the edit. CellError (nothing changed) when the text
         cannot be a value; returns False when the value is unchanged. A value that parses but breaks a
-        project rule is applied and reported by :meth:`cell_problems` (and blocks saving)."""
+        project rule is applied and reported by :meth:`cell_problems` (and blocks studies, not saving)."""
         col = column(section, key)
         if not col.editable:
             raise CellError(f"{col.label} cannot be edited here")
@@ -705,15 +712,13 @@ class Document:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike | None = None) -> Path:
-        """Validate and write the project (to ``path`` for save-as). ValidationError, with nothing
-        written, while any problem remains."""
+        """Write the project (to ``path`` for save-as). Saving always works: a project that still
+        breaks rules is stored as work in progress with its problems (persistence's draft), reopens
+        with them marked, and only studies refuse it until they are fixed (:meth:`problems`)."""
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("the project has no file yet; give a path (save as)")
-        problems = self.problems()
-        if problems:
-            raise ValidationError(problems)
-        written = save_project(target, self.project)
+        written = save_project(target, self.project, allow_problems=True)
         if self.path is not None and target != self.path and self._memory_runs == [] and self.path.exists():
             self._copy_runs(self.path, target)
         for run in self._memory_runs:
@@ -843,5 +848,5 @@ def _reject(name: str) -> Any:
 __all__ = [
     "COLUMNS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
     "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory", "column",
-    "default_row", "section_rows", "unique_name", "with_section_rows",
+    "default_row", "new_project", "section_rows", "unique_name", "with_section_rows",
 ]

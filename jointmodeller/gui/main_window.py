@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document
+from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document, new_project
 from jointmodeller.app.registry import study_names
-from jointmodeller.model.errors import JointModellerError, ValidationError
+from jointmodeller.model.errors import JointModellerError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Attachment, Project
 from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
@@ -338,6 +338,7 @@ class MainWindow(QMainWindow):
     def _make_actions(self) -> None:
         mb = self.menuBar()
         f = mb.addMenu("&File")
+        self.act_new = self._act("&New", lambda: self.new_project(), QKeySequence.New)
         self.act_demo = self._act("New from &demo", lambda: self.open_demo())
         self.act_open = self._act("&Open…", lambda: self.open_dialog(), QKeySequence.Open)
         self.act_save = self._act("&Save", lambda: self.save(), QKeySequence.Save)
@@ -345,7 +346,7 @@ class MainWindow(QMainWindow):
         self.act_import = self._act("&Import bone mesh…", lambda: self.import_mesh_dialog())
         self.act_shot = self._act("Export &screenshot…", lambda: self.screenshot_dialog())
         self.recent_menu = None
-        for a in (self.act_demo, self.act_open):
+        for a in (self.act_new, self.act_demo, self.act_open):
             f.addAction(a)
         self.recent_menu = f.addMenu("Open &recent")
         for a in (self.act_save, self.act_save_as, self.act_import, self.act_shot):
@@ -453,14 +454,27 @@ class MainWindow(QMainWindow):
         self._add_recent(str(Path(path).resolve()))
         return True
 
-    def open_demo(self) -> None:
-        """Show the demo as a new, unsaved project (Save As keeps a copy)."""
+    def new_project(self) -> bool:
+        """Replace the project by an empty one (asks to save unsaved work first); False when the user
+        cancels."""
+        if not self._maybe_save():
+            return False
+        self.set_document(Document(new_project(), None, recovery_dir=recovery_dir()))
+        self.statusBar().showMessage("New empty project: add bones with File › Import bone mesh…", 10000)
+        return True
+
+    def open_demo(self) -> bool:
+        """Show the demo as a new, unsaved project (Save As keeps a copy); asks to save unsaved work
+        first, like every path that replaces the project. False when the user cancels."""
+        if not self._maybe_save():
+            return False
         try:
             project = demo_project()
         except ImportError as exc:
             self._error("The demo is not available", str(exc))
-            return
+            return False
         self.set_document(Document(project, None, recovery_dir=recovery_dir()))
+        return True
 
     def open_dialog(self) -> None:
         if not self._maybe_save():
@@ -484,17 +498,21 @@ class MainWindow(QMainWindow):
         return self._save_to(path)
 
     def _save_to(self, path: str | None) -> bool:
+        """Save (always possible: problems are stored with the project and stay marked)."""
         try:
             target = self.doc.save(path)
-        except ValidationError as exc:
-            self._error("Not saved: the project has problems", str(exc))
-            return False
         except (JointModellerError, OSError) as exc:
             self._error("Not saved", str(exc))
             return False
         self.undo_stack.setClean()
         self._add_recent(str(target.resolve()))
-        self.statusBar().showMessage(f"Saved {target}", 5000)
+        n = len(self.doc.problems())
+        if n:
+            self.statusBar().showMessage(
+                f"Saved {target} with {n} problem{'s' if n != 1 else ''} (marked in the tables); studies "
+                "run once they are fixed.", 10000)
+        else:
+            self.statusBar().showMessage(f"Saved {target}", 5000)
         self._update_title()
         return True
 
@@ -508,7 +526,7 @@ class MainWindow(QMainWindow):
     def offer_recovery(self, ask: bool = True) -> bool:
         """Reopen the newest recovery file left by a crashed session (asks first when ``ask``)."""
         found = Document.find_recoveries(recovery_dir())
-        if not found:
+        if not found or not self._maybe_save():
             return False
         rec = found[0]
         if ask:

@@ -2,6 +2,15 @@
 
 Only this package knows SQLAlchemy. Everything read back goes through the same strict decoder as
 the JSON import, so a tampered file yields a ValidationError naming the section, row and field.
+
+Work in progress: a project that still breaks a rule can be saved with ``allow_problems=True`` (the
+GUI's Save). It is then kept as one *draft* row (``feature_rows`` section ``draft``: the project as
+the strict codec's plain data, meshes by content id in the ``meshes`` table) instead of the input
+tables, whose foreign keys and unique names an unfinished project may not satisfy yet. Loading
+validates as before (a study or the CLI says what is wrong); ``load_project(validate=False)`` gives
+the draft back as it was for editing. The next save of a valid project replaces the draft by the
+input tables. A JointModeller without drafts refuses such a file (an unknown section) instead of
+dropping the draft on its next save.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from jointmodeller.model.specs import (
     WrapObject,
     now_iso,
 )
-from jointmodeller.model.validation import validate_project
+from jointmodeller.model.validation import project_problems, validate_project
 from jointmodeller.persistence.schema import check_and_migrate, create_schema, database_error
 from jointmodeller.persistence.tables import (
     AttachmentRow,
@@ -58,6 +67,8 @@ PROJECT_SUFFIX = ".jmdb"
 RUN_POLICIES = ("keep", "mark", "delete")
 FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "experiments": Experiment,
                     "wrap_objects": WrapObject}
+DRAFT_SECTION = "draft"
+"""feature_rows section holding a project saved with problems (one row)."""
 SERIES_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "bool": "|b1"}
 
 
@@ -176,18 +187,24 @@ class ProjectStore:
             raise database_error(self.path, exc, writing=write) from None
 
     # -------------------------------------------------------------------- inputs
-    def save_project(self, project: Project, *, touch: bool = True, runs: str = "keep", note: str = "") -> Project:
+    def save_project(self, project: Project, *, touch: bool = True, runs: str = "keep", note: str = "",
+                     allow_problems: bool = False) -> Project:
         """Validate and write the whole project in one transaction; returns what was written.
 
         runs: what happens to the stored runs in the same transaction — "keep" them (an edit of the
         inputs), "mark" them as belonging to the earlier model (the inputs were replaced; ``note`` says
-        how), or "delete" them.
+        how), or "delete" them. allow_problems: a project that breaks rules is written as a draft
+        (module docstring) instead of raising ValidationError.
         """
         if runs not in RUN_POLICIES:
             raise ValueError(f"runs must be one of {RUN_POLICIES}, got {runs!r}")
         if touch:
             project = replace(project, info=replace(project.info, modified=now_iso()))
-        validate_project(project)
+        draft = False
+        if allow_problems:
+            draft = bool(project_problems(project))
+        else:
+            validate_project(project)
         with self._session(write=True) as s:
             if runs == "delete":
                 s.execute(delete(SeriesRow))
@@ -211,17 +228,36 @@ class ProjectStore:
             s.execute(delete(ProjectInfoRow))
             s.flush()
             self._write_info(s, project.info)
-            spring_ids = self._write_springs(s, project.springs)
-            mass_ids = self._write_masses(s, project.masses)
-            self._write_attachments(s, project.attachments, spring_ids, mass_ids)
-            self._write_forces(s, project.forces, mass_ids)
-            for section in FEATURE_SECTIONS:
-                for i, row in enumerate(getattr(project, section)):
-                    s.add(FeatureRow(section=section, position=i, name=row.name, data=_j(row)))
+            used: set[str] = set()
+            if draft:
+                used = self._write_draft(s, project)
+            else:
+                spring_ids = self._write_springs(s, project.springs)
+                mass_ids = self._write_masses(s, project.masses)
+                self._write_attachments(s, project.attachments, spring_ids, mass_ids)
+                self._write_forces(s, project.forces, mass_ids)
+                for section in FEATURE_SECTIONS:
+                    for i, row in enumerate(getattr(project, section)):
+                        s.add(FeatureRow(section=section, position=i, name=row.name, data=_j(row)))
             s.flush()
-            used = {m for r in s.scalars(select(MassRow)) for m in (r.mesh_id, r.cartilage_id) if m}
+            used |= {m for r in s.scalars(select(MassRow)) for m in (r.mesh_id, r.cartilage_id) if m}
             s.execute(delete(MeshRow).where(MeshRow.id.not_in(used)))
         return project
+
+    def _write_draft(self, s: Session, project: Project) -> set[str]:
+        """The project (with problems) as one draft row; its meshes go to the meshes table. Returns
+        the mesh ids it uses."""
+        meshes = [[self._mesh_row(s, m.mesh), self._mesh_row(s, m.cartilage)] for m in project.masses]
+        bare = replace(project, masses=tuple(replace(m, mesh=None, cartilage=None) for m in project.masses))
+        data = {"project": row_to_data(bare), "meshes": meshes}
+        s.add(FeatureRow(section=DRAFT_SECTION, position=0, name=project.info.title,
+                         data=json.dumps(data, sort_keys=True, allow_nan=False)))
+        return {m for pair in meshes for m in pair if m}
+
+    def has_draft(self) -> bool:
+        """True when the file holds a project saved with problems (module docstring)."""
+        with self._session(write=False) as s:
+            return s.scalars(select(FeatureRow.id).where(FeatureRow.section == DRAFT_SECTION)).first() is not None
 
     def _write_info(self, s: Session, info: ProjectInfo) -> None:
         s.add(ProjectInfoRow(id=1, title=info.title, description=info.description, author=info.author,
@@ -279,11 +315,13 @@ class ProjectStore:
                            direction_G=_j(f.direction_G), magnitude_N=f.magnitude_N,
                            profile=_j(f.profile)) for i, f in enumerate(rows))
 
-    def load_project(self) -> Project:
-        """Read and validate the whole project."""
+    def load_project(self, validate: bool = True) -> Project:
+        """Read and validate the whole project (``validate=False``: a draft saved with problems comes
+        back as it was; the strict decoding of every field still applies)."""
         try:
             with self._session(write=False) as s:
-                return self._read(s)
+                project = self._read(s)
+            return validate_project(project) if validate else project
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ProjectFileError(f"{self.path}: the project file is damaged ({exc})") from None
         except RecursionError:
@@ -330,19 +368,42 @@ class ProjectStore:
             "direction_G": json.loads(r.direction_G), "magnitude_N": r.magnitude_N,
             "profile": json.loads(r.profile)}, "forces", i)
             for i, r in enumerate(s.scalars(select(ForceRow).order_by(ForceRow.position))))
-        unknown = sorted(set(s.scalars(select(FeatureRow.section).where(FeatureRow.section.not_in(FEATURE_SECTIONS))
+        known = (*FEATURE_SECTIONS, DRAFT_SECTION)
+        unknown = sorted(set(s.scalars(select(FeatureRow.section).where(FeatureRow.section.not_in(known))
                                        .distinct())), key=str)
         if unknown:  # refused, not dropped: the next save would delete them
             names = ", ".join(repr(x) for x in unknown[:5])
             raise ProjectFileError(f"{self.path}: holds rows of a section this JointModeller does not know ({names}); "
                                    "written by a newer version, or damaged. The file was not changed.")
+        draft = s.scalars(select(FeatureRow).where(FeatureRow.section == DRAFT_SECTION)).first()
+        if draft is not None:
+            return self._read_draft(s, draft)
         features = {}
         for section, cls in FEATURE_SECTIONS.items():
             rows = s.scalars(select(FeatureRow).where(FeatureRow.section == section).order_by(FeatureRow.position))
             features[section] = tuple(row_from_data(cls, json.loads(r.data), section, i) for i, r in enumerate(rows))
-        project = Project(info=info, springs=springs, masses=tuple(masses), attachments=attachments,
-                          forces=forces, **features)
-        return validate_project(project)
+        return Project(info=info, springs=springs, masses=tuple(masses), attachments=attachments,
+                       forces=forces, **features)
+
+    def _read_draft(self, s: Session, row: FeatureRow) -> Project:
+        """The project of a draft row, meshes read back from the meshes table (not validated)."""
+        data = json.loads(row.data)
+        if not isinstance(data, dict) or not isinstance(data.get("meshes"), list):
+            raise ProjectFileError(f"{self.path}: the draft project is damaged")
+        project = row_from_data(Project, data.get("project"), "draft", 0)
+        ids = data["meshes"]
+        if len(ids) != len(project.masses) or not all(isinstance(p, list) and len(p) == 2 for p in ids):
+            raise ProjectFileError(f"{self.path}: the draft project's mesh list does not match its masses")
+        masses = []
+        for m, (mesh_id, cart_id) in zip(project.masses, ids):
+            meshes = []
+            for key in (mesh_id, cart_id):
+                mesh_row = s.get(MeshRow, key) if isinstance(key, str) else None
+                if key is not None and mesh_row is None:
+                    raise ProjectFileError(f"{self.path}: a mesh of the draft's mass {m.name!r} is missing")
+                meshes.append(self._read_mesh(mesh_row, m.name))
+            masses.append(replace(m, mesh=meshes[0], cartilage=meshes[1]))
+        return replace(project, masses=tuple(masses))
 
     def _read_mesh(self, row: MeshRow | None, mass: str) -> MeshData | None:
         if row is None:
@@ -400,22 +461,24 @@ class ProjectStore:
 
 
 def save_project(path: str | os.PathLike, project: Project, *, touch: bool = True, runs: str = "keep",
-                 note: str = "") -> Project:
+                 note: str = "", allow_problems: bool = False) -> Project:
     """Write ``project`` to ``path`` (created if new) in one transaction. Returns what was written.
 
     A new file is built beside the target and moved into place, so a crash never leaves a
     half-made project file under the user's name, and a failed one (full disk, read-only folder)
     leaves no .partial, -wal or -shm file behind. ``touch``: stamp the modification time (an import
     keeps the one it was given). runs, note: what happens to an existing file's stored runs
-    (ProjectStore.save_project).
+    (ProjectStore.save_project). allow_problems: a project that breaks rules is stored as a draft
+    (module docstring) instead of raising ValidationError.
     """
     path = Path(path)
-    validate_project(project)
+    if not allow_problems:
+        validate_project(project)
     if path.is_dir():
         raise ProjectFileError(f"{path}: is a folder, not a project file")
     if path.exists() and path.stat().st_size > 0:
         with ProjectStore(path) as store:
-            return store.save_project(project, touch=touch, runs=runs, note=note)
+            return store.save_project(project, touch=touch, runs=runs, note=note, allow_problems=allow_problems)
     check_folder(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not os.access(folder, os.W_OK):
@@ -426,7 +489,7 @@ def save_project(path: str | os.PathLike, project: Project, *, touch: bool = Tru
         for p in leftovers:
             p.unlink(missing_ok=True)
         with ProjectStore(tmp, create=True) as store:
-            written = store.save_project(project, touch=touch)
+            written = store.save_project(project, touch=touch, allow_problems=allow_problems)
         os.replace(tmp, path)
     except BaseException as exc:
         # a failed write (full disk, read-only folder, bad text, interrupt) leaves nothing behind: a
@@ -443,10 +506,11 @@ def save_project(path: str | os.PathLike, project: Project, *, touch: bool = Tru
     return written
 
 
-def load_project(path: str | os.PathLike) -> Project:
-    """Open, check, migrate if older, and read a project file."""
+def load_project(path: str | os.PathLike, validate: bool = True) -> Project:
+    """Open, check, migrate if older, and read a project file (``validate=False``: a draft saved with
+    problems comes back as it was, for editing)."""
     with ProjectStore(path) as store:
-        return store.load_project()
+        return store.load_project(validate=validate)
 
 
 def is_project_file(path: str | os.PathLike) -> bool:

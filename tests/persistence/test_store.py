@@ -73,6 +73,46 @@ def test_invalid_project_is_never_written(tmp_path):
     assert _digest(path) == before
 
 
+def test_project_with_problems_is_saved_as_a_draft_and_read_back_as_it_was(tmp_path):
+    """Issue 18 item 3: work in progress is stored (duplicate names, a dangling spring reference and
+    a negative mass have no place in the input tables), refused by a validating load with every
+    problem named, given back unchanged for editing, and replaced by plain rows once valid."""
+    path = tmp_path / "p.jmdb"
+    good = save_project(path, small_project())
+    with ProjectStore(path) as store:
+        store.save_run(RunRecord("dynamics", {"t_end": 1.0}, series={"time": np.linspace(0, 1, 3)}))
+    m = good.masses
+    bad = dataclasses.replace(
+        good, springs=good.springs[1:],  # "MCL anterior" now refers to no spring type
+        masses=(dataclasses.replace(m[0], mass_kg=-1.0), dataclasses.replace(m[1], name="humerus"), m[2]))
+    written = save_project(path, bad, allow_problems=True)
+    with pytest.raises(ValidationError, match="Masses › humerus › mass_kg") as info:
+        load_project(path)
+    assert "MCL" in str(info.value)  # every problem named, not only the first
+    back = load_project(path, validate=False)
+    _fields_equal(written, back)
+    assert np.array_equal(back.masses[0].mesh.vertices_L, bad.masses[0].mesh.vertices_L)
+    assert back.masses[0].cartilage == bad.masses[0].cartilage
+    with ProjectStore(path) as store:
+        assert store.has_draft() and len(store.list_runs()) == 1  # runs kept
+    with pytest.raises(ValidationError):
+        save_project(path, bad)  # without allow_problems nothing changes: still refused
+    again = save_project(path, good)
+    with ProjectStore(path) as store:
+        assert not store.has_draft()
+    _fields_equal(again, load_project(path))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select count(*) from meshes").fetchone()[0] == 2
+
+
+def test_valid_project_saved_with_allow_problems_is_plain_rows(tmp_path):
+    path = tmp_path / "p.jmdb"
+    save_project(path, small_project(), allow_problems=True)
+    with ProjectStore(path) as store:
+        assert not store.has_draft()
+    assert load_project(path).masses[0].name == "humerus"
+
+
 def test_runs_are_stored_with_their_series(tmp_path):
     path = tmp_path / "p.jmdb"
     save_project(path, small_project(with_mesh=False))
