@@ -115,6 +115,9 @@ class StepStreamer:
         self._last_contact = -np.inf
         self.steps = 0
         self.states_sent = 0
+        self.kept: list[tuple[np.ndarray, np.ndarray]] | None = None
+        """When a list: every streamed (times (k,), states (k, d)) batch is appended to it (so a stopped
+        run can keep what was shown)."""
 
     def start(self, t: float) -> None:
         """The integration starts at time t (the stream's slots count from now)."""
@@ -147,6 +150,8 @@ class StepStreamer:
         if slots > 1:
             ys[:-1] = interpolate(ts[:-1])
         ys[-1] = y
+        if self.kept is not None:
+            self.kept.append((ts.copy(), ys.copy()))
         self.emit(self._batch(ts, ys, now))
         self._step_wall = now
 
@@ -224,14 +229,19 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
                   digits: float = 6.0, method: str = "auto", contact: bool = True,
                   wrapping: bool = True, rate_hz: float = STREAM_HZ) -> RunRecord:
     """app.studies.run_dynamics with live batches of the simulated states (see :class:`StepStreamer`)
-    sent as ``progress(fraction, batch)``."""
+    sent as ``progress(fraction, batch)``. A run that ends early (stopped, failed) also keeps every
+    state that was streamed (:func:`keep_streamed`): what the user saw is what is stored."""
     from jointmodeller.app.studies import run_dynamics
 
     fraction_done = [0.0]
+    streamed: list = []
+    built_seen: list = []
 
     def on_step(built):
         s = StepStreamer(built.system, list(built.body_names), list(built.tissue_names),
                          lambda batch: progress(fraction_done[0], batch), contacts=built.contacts, rate_hz=rate_hz)
+        s.kept = streamed
+        built_seen.append(built)
         t0 = float(built.state.get_time())
         s.start(t0)
 
@@ -247,8 +257,45 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
 
     run = run_dynamics(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method, progress=report,
                        cancel=cancel, contact=contact, wrapping=wrapping, on_step=on_step)
+    if run.status != "completed" and streamed and built_seen:
+        run = keep_streamed(run, built_seen[-1], streamed)
     simulated = float(run.summary.get("simulated_s") or 0.0)
     progress(1.0 if run.status == "completed" else simulated / max(t_end, 1e-12))
+    return run
+
+
+KEEP_STREAMED_MAX = 2000
+"""A run that ends early keeps at most this many streamed states (evenly thinned beyond it): each is
+evaluated once more (tissue forces, contact) for the stored series."""
+
+
+def keep_streamed(run: RunRecord, built, streamed: list[tuple[np.ndarray, np.ndarray]]) -> RunRecord:
+    """The run with the streamed states (free-body layout, from :class:`StepStreamer`) merged into its
+    series in time order; a time the run already holds keeps the run's sample. Runs whose series
+    hold more than the state gives (a tree run's q and u) come back unchanged."""
+    from jointmodeller.app.studies import state_series
+
+    ts = np.concatenate([t for t, _ in streamed])
+    ys = np.concatenate([y for _, y in streamed])
+    have = np.asarray(run.series.get("time", np.zeros(0)), float).reshape(-1)
+    new = ~np.isin(ts, have) & np.isfinite(ts) & np.isfinite(ys).all(axis=1)
+    ts, ys = ts[new], ys[new]
+    if len(ts) == 0:
+        return run
+    if len(ts) > KEEP_STREAMED_MAX:
+        pick = np.unique(np.linspace(0, len(ts) - 1, KEEP_STREAMED_MAX).round().astype(int))
+        ts, ys = ts[pick], ys[pick]
+    try:
+        extra, _ = state_series(built, ts, ys)
+    except Exception:  # the stored run must not be lost to its extra samples
+        return run
+    if set(run.series) != set(extra) or any(
+            np.asarray(run.series[k]).shape[1:] != np.asarray(extra[k]).shape[1:] for k in extra):
+        return run
+    order = np.argsort(np.concatenate([have, ts]), kind="stable")
+    run.series = {k: np.concatenate([np.asarray(run.series[k]), np.asarray(extra[k])])[order] for k in run.series}
+    run.summary = dict(run.summary, streamed_states_kept=int(len(ts)))
+    run.message = (run.message + "; " if run.message else "") + f"{len(ts)} streamed states kept"
     return run
 
 
@@ -267,7 +314,7 @@ def study_function(study: str, project: Project, **options) -> Callable:
     return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 
-__all__ = ["STREAM_HZ", "StepStreamer", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
+__all__ = ["STREAM_HZ", "StepStreamer", "keep_streamed", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0

@@ -63,6 +63,51 @@ TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", 
 """Panels: the MJM sections, then the feature lists (mobilizers are the joints of the mass rows)."""
 
 
+def _set_tip(action: QAction, tip: str) -> None:
+    """Tooltip and status tip of an action; the tooltip names its first shortcut."""
+    if not tip:
+        return
+    keys = action.shortcut().toString(QKeySequence.NativeText)
+    action.setToolTip(f"{tip} ({keys})" if keys else tip)
+    action.setStatusTip(tip)
+
+
+def docs_folder() -> Path | None:
+    """The repository's docs/ folder beside the package (a source checkout), or None (a wheel)."""
+    d = Path(__file__).resolve().parents[2] / "docs"
+    return d if (d / "architecture.md").is_file() else None
+
+
+def help_html() -> str:
+    """The Help window's text: the workflow in a few steps and links to the documentation."""
+    docs = docs_folder()
+    if docs is not None:
+        links = "".join(f"<li><a href='{f.as_uri()}'>{f.stem.replace('_', ' ')}</a></li>"
+                        for f in sorted(docs.glob("*.md")))
+        readme = docs.parent / "README.md"
+        if readme.is_file():
+            links = f"<li><a href='{readme.as_uri()}'>README</a></li>" + links
+        docs_text = f"<h4>Documentation</h4><ul>{links}</ul>"
+    else:
+        docs_text = ("<h4>Documentation</h4><p>The README and docs/ of the JointModeller source distribution; "
+                     "<code>jointmodeller --help</code> lists the command-line tools.</p>")
+    return (
+        "<h3>Building a joint model</h3><ol>"
+        "<li><b>File › New</b> (Ctrl+N) starts an empty project; <b>File › Import bone mesh…</b> (Ctrl+I) adds "
+        "each bone. Open surfaces from segmentation are accepted: the dialog says how their mass properties "
+        "were found.</li>"
+        "<li><b>Tools › Place ligament</b> (Ctrl+L): click the origin on one bone, then the insertion on "
+        "another. Esc cancels. Edit stiffness and rest length in the Springs and Attachments tables.</li>"
+        "<li>Add loads (Forces), contact pairs, joints (Mobilizers) and laxity experiments in their tables. "
+        "Cells with a problem are marked red; their tooltip says what is wrong.</li>"
+        "<li><b>Save</b> (Ctrl+S) always works; problems are stored and stay marked.</li>"
+        "<li>Choose a study in the Run tab and press <b>Start</b>: equilibrium, dynamics or laxity. The runs "
+        "are stored with the project; the slider replays a run; File › Export plot / Export run as CSV save "
+        "the results.</li></ol>"
+        "<p>Undo: Ctrl+Z, redo: Ctrl+Y or Ctrl+Shift+Z. Help › Keyboard shortcuts lists the rest.</p>"
+        + docs_text)
+
+
 class QtCommand(QUndoCommand):
     """A document command on Qt's undo stack."""
 
@@ -327,51 +372,91 @@ class MainWindow(QMainWindow):
         self.set_document(self.doc)
 
     # ------------------------------------------------------------------ actions and menus
-    def _act(self, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
+    def _act(self, text: str, slot, shortcut=None, checkable: bool = False, tip: str = "") -> QAction:
+        """An action with its tooltip (the status bar shows it too; the shortcut is added to it)."""
         a = QAction(text, self)
         if shortcut is not None:
             a.setShortcut(QKeySequence(shortcut))
         a.setCheckable(checkable)
         (a.toggled if checkable else a.triggered).connect(slot)
+        _set_tip(a, tip)
         return a
 
     def _make_actions(self) -> None:
         mb = self.menuBar()
         f = mb.addMenu("&File")
-        self.act_new = self._act("&New", lambda: self.new_project(), QKeySequence.New)
-        self.act_demo = self._act("New from &demo", lambda: self.open_demo())
-        self.act_open = self._act("&Open…", lambda: self.open_dialog(), QKeySequence.Open)
-        self.act_save = self._act("&Save", lambda: self.save(), QKeySequence.Save)
-        self.act_save_as = self._act("Save &as…", lambda: self.save_as(), QKeySequence.SaveAs)
-        self.act_import = self._act("&Import bone mesh…", lambda: self.import_mesh_dialog())
-        self.act_shot = self._act("Export &screenshot…", lambda: self.screenshot_dialog())
+        self.act_new = self._act("&New", lambda: self.new_project(), QKeySequence.New,
+                                 tip="Start an empty project (gravity, one ligament type, no bones)")
+        self.act_demo = self._act("New from &demo", lambda: self.open_demo(),
+                                  tip="Open the built-in elbow demo as a new, unsaved project")
+        self.act_open = self._act("&Open…", lambda: self.open_dialog(), QKeySequence.Open,
+                                  tip="Open a JointModeller project file (.jmdb)")
+        self.act_save = self._act("&Save", lambda: self.save(), QKeySequence.Save,
+                                  tip="Save the project; problems are kept and marked, studies need them fixed")
+        self.act_save_as = self._act("Save &as…", lambda: self.save_as(), QKeySequence.SaveAs,
+                                     tip="Save the project, with its stored runs, under a new name")
+        self.act_import = self._act("&Import bone mesh…", lambda: self.import_mesh_dialog(), "Ctrl+I",
+                                    tip="Add a bone from a surface mesh (STL, OBJ, PLY, VTP, VTK, VRML, OFF) with "
+                                        "its mass properties computed")
+        self.act_shot = self._act("Export &screenshot…", lambda: self.screenshot_dialog(),
+                                  tip="Save the 3D view as a PNG image")
+        self.act_export_plot = self._act("Export &plot…", lambda: self.export_plot_dialog(),
+                                         tip="Save the plots of the shown run as PNG or SVG, or their data as CSV")
+        self.act_export_run = self._act("Export run as &CSV…", lambda: self.export_run_dialog(),
+                                        tip="Save every series of the shown run as a CSV table (one row per sample)")
         self.recent_menu = None
         for a in (self.act_new, self.act_demo, self.act_open):
             f.addAction(a)
         self.recent_menu = f.addMenu("Open &recent")
-        for a in (self.act_save, self.act_save_as, self.act_import, self.act_shot):
+        for a in (self.act_save, self.act_save_as, self.act_import):
             f.addAction(a)
         f.addSeparator()
-        f.addAction(self._act("&Quit", self.close, QKeySequence.Quit))
+        for a in (self.act_shot, self.act_export_plot, self.act_export_run):
+            f.addAction(a)
+        f.addSeparator()
+        f.addAction(self._act("&Quit", self.close, QKeySequence.Quit, tip="Close JointModeller (asks to save)"))
         e = mb.addMenu("&Edit")
         self.act_undo = self.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(QKeySequence.Undo)
+        _set_tip(self.act_undo, "Take back the last edit")
         self.act_redo = self.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcut(QKeySequence.Redo)
+        redo_keys = list(QKeySequence.keyBindings(QKeySequence.Redo))
+        if QKeySequence("Ctrl+Y") not in redo_keys:
+            redo_keys.insert(0, QKeySequence("Ctrl+Y"))  # Ctrl+Y as on Windows, beside Ctrl+Shift+Z
+        self.act_redo.setShortcuts(redo_keys)
+        _set_tip(self.act_redo, "Do again the edit just taken back")
         e.addAction(self.act_undo)
         e.addAction(self.act_redo)
         v = mb.addMenu("&View")
         for name in CAMERA_PRESETS:
-            v.addAction(self._act(name.capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n)))
+            v.addAction(self._act(name.capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n),
+                                  tip=f"Look at the model from the {name} side"))
         v.addSeparator()
-        self.act_axes = self._act("Body axes", self.viewport.scene.set_axes_visible, checkable=True)
+        self.act_axes = self._act("Body axes", self.viewport.scene.set_axes_visible, checkable=True,
+                                  tip="Show each bone's principal axes at its centre of mass (x red, y green, z blue)")
         self.act_axes.setChecked(True)
         v.addAction(self.act_axes)
         t = mb.addMenu("&Tools")
-        self.act_place = self._act("&Place ligament (two clicks)", self._toggle_place, "Ctrl+L", checkable=True)
-        self.act_drag = self._act("&Move tissue end", self._toggle_drag, "Ctrl+M", checkable=True)
-        t.addAction(self.act_place)
-        t.addAction(self.act_drag)
+        self.act_place = self._act("&Place ligament (two clicks)", self._toggle_place, "Ctrl+L", checkable=True,
+                                   tip="Click the origin on one bone, then the insertion on another: a tissue "
+                                       "row is added (Esc cancels)")
+        self.act_drag = self._act("&Move tissue end", self._toggle_drag, "Ctrl+M", checkable=True,
+                                  tip="Drag an end of the selected tissue along its bone (Esc cancels)")
+        self.act_cancel_pick = self._act("&Cancel picking", lambda: self.cancel_picking(), "Esc",
+                                         tip="Stop placing or moving a tissue; a first pick is forgotten")
+        self.act_cancel_pick.setEnabled(False)  # only while picking: Esc stays the table editors' elsewhere
+        for a in (self.act_place, self.act_drag, self.act_cancel_pick):
+            t.addAction(a)
+        self.addAction(self.act_cancel_pick)
+        h = mb.addMenu("&Help")
+        self.act_help = self._act("JointModeller &help", lambda: self.show_help(), QKeySequence.HelpContents,
+                                  tip="How to build a joint model, run studies and where the documentation is")
+        self.act_shortcuts = self._act("&Keyboard shortcuts", lambda: self.show_shortcuts(), "Ctrl+/",
+                                       tip="Every keyboard shortcut of the main window")
+        self.act_about = self._act("&About JointModeller", lambda: self.show_about(), tip="Version and licence")
+        for a in (self.act_help, self.act_shortcuts, self.act_about):
+            h.addAction(a)
+        self.help_dialog = None
         tb = self.addToolBar("Main")
         tb.setObjectName("main_toolbar")
         for a in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_import, self.act_place,
@@ -379,19 +464,80 @@ class MainWindow(QMainWindow):
             tb.addAction(a)
         tb.addSeparator()
         for name in CAMERA_PRESETS:
-            tb.addAction(self._act(name[:3].capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n)))
+            tb.addAction(self._act(name[:3].capitalize(), lambda _=False, n=name: self.viewport.camera_preset(n),
+                                   tip=f"Look at the model from the {name} side"))
         tb.addAction(self.act_shot)
         self._refresh_recent()
+
+    def cancel_picking(self) -> None:
+        """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
+        self.viewport.cancel_pick()
+        for a in (self.act_place, self.act_drag):
+            if a.isChecked():
+                a.setChecked(False)
+        self.statusBar().showMessage("Picking cancelled.", 4000)
+
+    # ------------------------------------------------------------------ help
+    def _show_text(self, title: str, html: str) -> None:
+        """A non-modal text window (one at a time)."""
+        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser
+
+        if self.help_dialog is not None:
+            self.help_dialog.close()
+        dlg = QDialog(self)
+        dlg.setWindowTitle(title)
+        view = QTextBrowser(dlg)
+        view.setOpenExternalLinks(True)
+        view.setHtml(html)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close, dlg)
+        buttons.rejected.connect(dlg.close)
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(view)
+        lay.addWidget(buttons)
+        dlg.resize(620, 520)
+        dlg.show()
+        self.help_dialog = dlg
+
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(action, keys) of every action with a shortcut, menu order."""
+        rows, seen = [], set()
+        for a in [a for m in self.menuBar().actions() if m.menu() for a in m.menu().actions()]:
+            keys = [k.toString(QKeySequence.NativeText) for k in a.shortcuts()]
+            if keys and id(a) not in seen:
+                seen.add(id(a))
+                rows.append((a.text().replace("&", ""), ", ".join(keys)))
+        rows += [("Turn the view", "drag with the left mouse button"), ("Zoom", "mouse wheel"),
+                 ("Pan", "drag with the middle mouse button or Shift + left")]
+        return rows
+
+    def show_shortcuts(self) -> None:
+        rows = "".join(f"<tr><td>{a}</td><td><b>{k}</b></td></tr>" for a, k in self.shortcut_rows())
+        self._show_text("Keyboard shortcuts", f"<table cellpadding='4'>{rows}</table>")
+
+    def show_help(self) -> None:
+        self._show_text("JointModeller help", help_html())
+
+    def show_about(self) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("jointmodeller")
+        except PackageNotFoundError:
+            v = "(development tree)"
+        self._show_text("About JointModeller", f"<h3>JointModeller {v}</h3><p>Rigid-body joint models from bone "
+                                               "meshes: tissues, contact, equilibrium, dynamics and laxity studies.</p>")
 
     def _toggle_place(self, on: bool) -> None:
         if on and self.act_drag.isChecked():
             self.act_drag.setChecked(False)
         self.viewport.set_mode("place" if on else "select")
+        self.act_cancel_pick.setEnabled(self.act_place.isChecked() or self.act_drag.isChecked())
 
     def _toggle_drag(self, on: bool) -> None:
         if on and self.act_place.isChecked():
             self.act_place.setChecked(False)
         self.viewport.set_mode("drag" if on else "select")
+        self.act_cancel_pick.setEnabled(self.act_place.isChecked() or self.act_drag.isChecked())
 
     # ------------------------------------------------------------------ document
     def set_document(self, doc: Document) -> None:
@@ -793,6 +939,53 @@ class MainWindow(QMainWindow):
         self.viewport.show_frame(frame, now=True)
         self.plots.set_time(frame.time or 0.0)
         self.run_panel.time_label.setText(self.frames.label(i))
+
+    # ------------------------------------------------------------------ export
+    def export_plot_dialog(self, path: str | None = None) -> str | None:
+        """Save the shown run's plots as PNG, SVG or CSV (by the suffix; asks for the file when
+        ``path`` is None). Returns the path written, or None."""
+        if self.plots.run is None:
+            self.statusBar().showMessage("No run is shown: run a study or choose a stored run first.", 8000)
+            return None
+        if path is None:
+            path, chosen = QFileDialog.getSaveFileName(
+                self, "Export plot", f"{self.plots.run.study}-plot.png",
+                "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
+            if not path:
+                return None
+            if not Path(path).suffix:
+                path += "." + chosen.split("*.")[-1].rstrip(")")
+        try:
+            written = self.plots.export(path)
+        except (OSError, ValueError) as exc:
+            self._error("Plot not exported", str(exc))
+            return None
+        self.statusBar().showMessage(f"Exported the plot to {written}", 6000)
+        return written
+
+    def export_run_dialog(self, path: str | None = None) -> str | None:
+        """Save every series of the shown run as a CSV table (asks for the file when ``path`` is
+        None). Returns the path written, or None."""
+        from jointmodeller.app.export import write_run_csv
+
+        run = self.shown_run
+        if run is None:
+            self.statusBar().showMessage("No run is shown: run a study or choose a stored run first.", 8000)
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export run as CSV", f"{run.study}-run.csv",
+                                                  "CSV tables (*.csv)")
+            if not path:
+                return None
+            if not path.lower().endswith(".csv"):
+                path += ".csv"
+        try:
+            written = write_run_csv(run, path)
+        except OSError as exc:
+            self._error("Run not exported", str(exc))
+            return None
+        self.statusBar().showMessage(f"Exported run {run.study} to {written}", 6000)
+        return str(written)
 
     # ------------------------------------------------------------------ screenshots
     def screenshot_dialog(self) -> None:

@@ -78,6 +78,8 @@ class PlotPanel(QWidget):
         self._layout.addWidget(self._placeholder)
         self._cursors: list = []
         self.plotted: list[str] = []
+        self.run: RunRecord | None = None
+        """The run whose plots are shown (None: nothing to export)."""
         self._generation = 0
         self._drawing = False
         self._draw_wanted = False
@@ -221,6 +223,7 @@ class PlotPanel(QWidget):
         :attr:`plotted` is set at once; the figure is built here, or with ``defer`` in the worker
         thread too (tens of milliseconds of figure building the GUI thread does not wait for); the
         figure being drawn is never touched, a new one is made."""
+        self.run = run
         if run is None and self.canvas is None:
             self.plotted = []
             return
@@ -298,6 +301,66 @@ class PlotPanel(QWidget):
                 ax.set_xlabel(xk)
                 ax.set_ylabel(yk)
         return fig, cursors
+
+    # ------------------------------------------------------------------ export
+    EXPORT_FORMATS = ("png", "svg", "csv")
+
+    def export(self, path: str, width_in: float = 8.0, dpi: float = 150.0) -> str:
+        """Save the shown run's plots: .png (``dpi``) or .svg as a figure ``width_in`` wide with 2.5 in
+        per panel, or .csv as the plotted data (time, then one column per curve in the plotted units;
+        a laxity curve as its load and measure columns). ValueError without a run or for another
+        suffix. Returns the path."""
+        import csv
+        from pathlib import Path
+
+        if self.run is None:
+            raise ValueError("no run is shown: run a study or choose a stored run first")
+        suffix = Path(path).suffix.lower().lstrip(".")
+        if suffix not in self.EXPORT_FORMATS:
+            raise ValueError(f"plots are exported as {', '.join(self.EXPORT_FORMATS)}, not {suffix or 'no suffix'!r}")
+        run, panels = self.run, self._panels(self.run)
+        if suffix == "csv":
+            header, columns = self.plot_columns(run, panels)
+            n = max((len(c) for c in columns), default=0)
+            with open(path, "w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh)
+                w.writerow(header)
+                for i in range(n):
+                    w.writerow([repr(float(c[i])) if i < len(c) else "" for c in columns])
+            return str(path)
+        fig, _ = self._make_figure(run, panels, None)
+        fig.set_size_inches(width_in, 2.5 * max(len(panels), 1))
+        fig.savefig(path, dpi=dpi, format=suffix)
+        return str(path)
+
+    @staticmethod
+    def plot_columns(run: RunRecord, panels: list[tuple]) -> tuple[list[str], list[np.ndarray]]:
+        """(header, columns) of the plotted curves, in the units of the plot axes."""
+        s = run.series
+        header, columns = [], []
+        t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
+        if t is not None and any(kind == "time" for kind, *_ in panels):
+            header.append("time [s]")
+            columns.append(t)
+        for kind, key, label, scale in panels:
+            if kind == "time":
+                y = np.asarray(s[key], float)
+                if key in VECTOR_SERIES:
+                    y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)
+                y = y.reshape(t.shape[0], -1) * scale
+                names = run.labels.get(key) or run.labels.get("tissue") or []
+                for j in range(y.shape[1]):
+                    header.append(f"{label} {names[j] if j < len(names) else j}")
+                    columns.append(y[:, j])
+            else:
+                xk, yk = key
+                header += [xk, yk]
+                columns += [np.asarray(s[xk], float).reshape(-1), np.asarray(s[yk], float).reshape(-1)]
+                if "measured_load" in s and "measured_value" in s:
+                    header += ["measured_load", "measured_value"]
+                    columns += [np.asarray(s["measured_load"], float).reshape(-1),
+                                np.asarray(s["measured_value"], float).reshape(-1)]
+        return header, columns
 
     def set_time(self, t: float) -> None:
         """Move the time cursors (redrawn off the GUI thread; while a draw is in flight only the

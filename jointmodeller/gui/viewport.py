@@ -231,10 +231,13 @@ class Viewport(QWidget):
         """"select", "place" or "drag"; placement and dragging stop the camera from turning."""
         self.mode = mode
         self._first_pick = None
+        self._drag = self._drag_preview = None
+        self.scene.show_marker(None)
         iren = self.plotter.iren.interactor
         iren.SetInteractorStyle(vtkInteractorStyleTrackballCamera() if mode == "select" else vtkInteractorStyleUser())
-        self.message.emit({"select": "", "place": "Click the origin on one bone, then the insertion on another.",
-                           "drag": "Drag an end of the selected tissue along its bone."}[mode])
+        self.message.emit({"select": "", "place": "Click the origin on one bone, then the insertion on another "
+                                                  "(Esc cancels).",
+                           "drag": "Drag an end of the selected tissue along its bone (Esc cancels)."}[mode])
 
     def world_to_display(self, point_G) -> tuple[float, float]:
         """Display (pixel) coordinates of a global point (for tests and overlays)."""
@@ -257,7 +260,11 @@ class Viewport(QWidget):
     def click(self, x: float, y: float) -> None:
         """What a left click at a display position does in the current mode."""
         hit = self.pick_display(x, y)
-        if hit is None or self.project is None:
+        if self.project is None:
+            return
+        if hit is None:
+            if self.mode == "place":
+                self.message.emit("No bone there: click on a bone's surface (Esc cancels).")
             return
         name, point_G = hit
         if self.mode == "select":
@@ -271,14 +278,24 @@ class Viewport(QWidget):
         sp = snap_to_mass(self.project, mass, point_G, poses)
         if self._first_pick is None:
             self._first_pick = sp
-            self.message.emit(f"Origin on {mass}; now click the insertion on another bone.")
+            self.scene.show_marker(sp.point_G)
+            self.message.emit(f"Origin on {mass}; now click the insertion on another bone (Esc cancels).")
             return
         if sp.mass == self._first_pick.mass:
             self.message.emit("The insertion must be on a different bone.")
             return
         att = make_attachment(self.project, self._first_pick, sp, poses=poses)
         self._first_pick = None
+        self.scene.show_marker(None)
         self.attachmentPlaced.emit(att)
+
+    def cancel_pick(self) -> bool:
+        """Forget a first placement pick or an unfinished drag (Esc); True when there was one."""
+        had = self._first_pick is not None or self._drag is not None
+        self._first_pick = None
+        self._drag = self._drag_preview = None
+        self.scene.show_marker(None)
+        return had
 
     def _event_pos(self) -> tuple[int, int]:
         return self.plotter.iren.interactor.GetEventPosition()

@@ -20,6 +20,8 @@ SELECTED = "#3fa9f5"
 TENSION_HOT = np.array([0.85, 0.10, 0.10])
 AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
 ARROW_COLOUR = "#40d0d0"
+MARKER_COLOUR = "#ff3b30"
+"""The marker on a picked point."""
 TISSUE_WIDTH = 8.0
 DISPLAY_MAX_FACES = 10000
 """Bones are drawn with at most this many triangles (quadric decimation, cached per mesh): a frame of
@@ -119,6 +121,8 @@ class JointScene:
         self.contact_actor = None
         self.contact_poly: pv.PolyData | None = None
         self.selected: tuple[str, int] | None = None
+        self.marker_actor = None
+        """A sphere on a picked point (the first pick of a ligament placement), or None."""
         self.force_scale_N = 50.0
         self.show_axes = True
         self._tissue_rgb = np.zeros((0, 3))
@@ -326,6 +330,21 @@ class JointScene:
             if actor is not None:
                 actor.prop.color = SELECTED if m.name == sel_mass else m.colour
         self._recolour_tissues()
+
+    def show_marker(self, point_G, render: bool = True) -> None:
+        """Mark a picked point with a small sphere (radius 1.5 % of the model's size, at least
+        1 mm); None removes the marker."""
+        if self.marker_actor is not None:
+            self.plotter.remove_actor(self.marker_actor, render=False)
+            self.marker_actor = None
+        if point_G is not None:
+            b = np.asarray(self.bounds(), float)
+            radius = max(0.015 * float(np.max(b[1::2] - b[0::2])), 1e-3)
+            sphere = pv.Sphere(radius=radius, center=tuple(map(float, point_G)))
+            self.marker_actor = self.plotter.add_mesh(sphere, color=MARKER_COLOUR, name="pick_marker",
+                                                      pickable=False, render=False)
+        if render:
+            self.plotter.render()
 
     def mass_of_actor(self, actor: object) -> str | None:
         for name, a in self.mass_actors.items():

@@ -155,3 +155,135 @@ def test_saving_always_works_problems_are_stored_and_only_studies_refused(qtbot,
     w.doc.add_row("springs", small_project.springs[0])
     assert w.doc.problems() == [] and w.save()
     assert load_project(path) == w.doc.project  # valid again: stored as plain rows
+
+
+# ------------------------------------------------------------------------------------------------
+# Build list: Ctrl+Y, Help menu and tooltips, Esc and a marker while picking, a stopped run keeps
+# what was streamed, plot and run export
+# ------------------------------------------------------------------------------------------------
+def test_ctrl_y_redoes(qtbot, window, small_project):
+    from PySide6.QtGui import QKeySequence
+
+    w = window(small_project)
+    assert QKeySequence("Ctrl+Y") in w.act_redo.shortcuts()
+    assert QKeySequence(QKeySequence.Redo) in w.act_redo.shortcuts()  # Ctrl+Shift+Z stays
+    w.doc.set_cell("forces", 0, "magnitude_N", "12")
+    w.act_undo.trigger()
+    assert w.doc.project.forces[0].magnitude_N == 5.0
+    w.activateWindow()
+    qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
+    qtbot.keyClick(w, Qt.Key_Y, Qt.ControlModifier)
+    assert w.doc.project.forces[0].magnitude_N == 12.0
+
+
+def test_help_menu_shortcuts_and_a_tooltip_on_every_action(qtbot, window, small_project):
+    w = window(small_project)
+    menus = {m.text().replace("&", ""): m.menu() for m in w.menuBar().actions() if m.menu()}
+    assert "Help" in menus
+    w.act_help.trigger()
+    assert w.help_dialog.isVisible() and "Import bone mesh" in w.help_dialog.findChildren(
+        __import__("PySide6.QtWidgets", fromlist=["QTextBrowser"]).QTextBrowser)[0].toPlainText()
+    w.act_shortcuts.trigger()
+    keys = dict(w.shortcut_rows())
+    assert "Ctrl+Y" in keys["Redo"] and keys["New"] == "Ctrl+N" and keys["Cancel picking"] == "Esc"
+    missing = [a.text() for m in menus.values() for a in m.actions()
+               if not a.isSeparator() and a.menu() is None and not a.statusTip()]
+    assert missing == []
+    tb = [a for a in w.findChildren(__import__("PySide6.QtWidgets", fromlist=["QToolBar"]).QToolBar)[0].actions()
+          if not a.isSeparator()]
+    assert all(a.toolTip() and a.toolTip() != a.text().replace("&", "") for a in tb)
+
+
+def test_escape_cancels_picking_and_the_first_pick_is_marked(qtbot, window, small_project):
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    rng = np.random.default_rng(5)
+    assert not w.act_cancel_pick.isEnabled()  # Esc belongs to the table editors while not picking
+    w.act_place.trigger()
+    assert w.act_cancel_pick.isEnabled()
+    xa, ya = visible_pick(w, "lower", rng)
+    w.viewport.click(xa, ya)
+    marker = w.viewport.scene.marker_actor
+    assert marker is not None and marker.GetVisibility()
+    first = np.asarray(w.viewport._first_pick.point_G)
+    assert np.linalg.norm(np.asarray(marker.GetCenter()) - first) < 1e-9
+    w.activateWindow()
+    qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
+    qtbot.keyClick(w, Qt.Key_Escape)
+    assert w.viewport.scene.marker_actor is None and w.viewport._first_pick is None
+    assert not w.act_place.isChecked() and w.viewport.mode == "select"
+    assert "cancelled" in w.statusBar().currentMessage()
+    n = len(w.doc.project.attachments)
+    w.act_place.trigger()  # a fresh placement needs two new picks
+    w.viewport.click(*visible_pick(w, "upper", rng))
+    assert len(w.doc.project.attachments) == n
+    w.viewport.click(*visible_pick(w, "lower", rng))
+    assert len(w.doc.project.attachments) == n + 1 and w.viewport.scene.marker_actor is None
+
+
+def test_a_stopped_dynamics_run_keeps_every_streamed_state(small_project):
+    """The user stops a run within its first report interval: the stored run holds every state the
+    live view showed (before: the initial state and the last one only)."""
+    import threading
+
+    from jointmodeller.gui.live import live_dynamics, split_batch
+
+    cancel = threading.Event()
+    shown: list[float] = []
+
+    def progress(fraction, batch=None):
+        if batch is not None:
+            shown.extend(s["time"] for s in split_batch(batch))
+            if len(shown) >= 40:
+                cancel.set()
+
+    project = small_project
+    run = live_dynamics(project, t_end=5.0, report_dt=5.0, progress=progress, cancel=cancel,
+                        rate_hz=20_000.0)  # many streamed states per step, one report interval
+    assert run.status == "stopped" and len(shown) >= 40
+    t = run.series["time"]
+    assert set(shown) <= set(t.tolist())  # everything shown is stored
+    assert np.all(np.diff(t) > 0) and t[0] == 0.0
+    for key, a in run.series.items():
+        assert a.shape[0] == len(t), key
+    assert run.summary["streamed_states_kept"] >= 40 - 2 and "streamed states kept" in run.message
+
+
+def _synthetic_run():
+    from jointmodeller.model.results import RunRecord
+
+    t = np.linspace(0.0, 1.0, 11)
+    return RunRecord("dynamics", {"t_end": 1.0}, series={
+        "time": t, "tissue_force_N": np.stack([10 * t, 20 * t], axis=1),
+        "tissue_length_m": np.stack([0.03 + 0 * t, 0.04 + 0.001 * t], axis=1),
+        "body_p_G": np.zeros((11, 2, 3)) + t[:, None, None]},
+        labels={"tissue_force_N": ["MCL", "LCL"], "tissue_length_m": ["MCL", "LCL"],
+                "body_p_G": ["lower", "upper"]})
+
+
+def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path):
+    import csv
+
+    w = window(small_project)
+    assert w.export_plot_dialog(str(tmp_path / "none.png")) is None  # no run shown: says so
+    assert "No run" in w.statusBar().currentMessage()
+    run = _synthetic_run()
+    w.show_run(run)
+    png = w.export_plot_dialog(str(tmp_path / "plot.png"))
+    svg = w.export_plot_dialog(str(tmp_path / "plot.svg"))
+    data = w.export_plot_dialog(str(tmp_path / "plot.csv"))
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in open(svg, encoding="utf-8").read(2000)
+    rows = list(csv.reader(open(data, encoding="utf-8")))
+    assert rows[0] == ["time [s]", "tissue force [N] MCL", "tissue force [N] LCL", "tissue length [mm] MCL",
+                       "tissue length [mm] LCL"]
+    assert len(rows) == 12 and float(rows[-1][2]) == 20.0 and float(rows[-1][4]) == pytest.approx(41.0)
+    out = w.export_run_dialog(str(tmp_path / "run.csv"))
+    rows = list(csv.reader(open(out, encoding="utf-8")))
+    assert rows[0][0] == "time" and "body_p_G[upper].z" in rows[0] and "tissue_force_N[LCL]" in rows[0]
+    back = np.array(rows[1:], float)
+    assert back.shape == (11, 1 + 6 + 2 + 2)
+    assert np.array_equal(back[:, 0], run.series["time"])  # exact round trip
+    assert np.array_equal(back[:, rows[0].index("tissue_force_N[LCL]")], run.series["tissue_force_N"][:, 1])
