@@ -238,9 +238,10 @@ class _Reader:
                 masses = list(masses) + [gmass]
         springs, attachments = self.read_forces({w.name for w in wraps})
         constraints = self.read_constraints()
+        from jointmodeller.io.osim_contact import import_contact  # Smith2018 cartilage contact
+
+        masses, contacts = import_contact(self, list(masses))
         for tag, why in (("MarkerSet", "markers are not part of the project"),
-                         ("ContactGeometrySet", "contact geometry is not imported (cartilage contact is "
-                                                "defined on meshes)"),
                          ("ControllerSet", "controllers are out of scope"),
                          ("ProbeSet", "probes are out of scope"),
                          ("ComponentSet", "generic components are not imported")):
@@ -253,7 +254,7 @@ class _Reader:
         )
         project = Project(info=info, springs=tuple(springs), masses=tuple(masses),
                           attachments=tuple(attachments), constraints=tuple(constraints),
-                          wrap_objects=tuple(wraps))
+                          wrap_objects=tuple(wraps), contacts=tuple(contacts))
         project = _drop_invalid(project, rep)
         project = _with_notes(project, rep.to_text())
         return project, rep
