@@ -53,8 +53,11 @@ LABEL_TO_SECTION = {v: k for k, v in SECTION_LABELS.items()}
 MM = 1000.0
 RECOVERY_SUFFIX = ".recovery.json"
 
-ColumnKind = Literal["str", "strs", "float", "opt_float", "int", "bool", "vec3", "floats", "mat3", "choice",
-                     "mass", "mass_or_ground", "spring", "mesh"]
+ColumnKind = Literal["str", "strs", "float", "opt_float", "int", "bool", "vec3", "opt_vec3", "floats", "mat3",
+                     "choice", "mass", "mass_or_ground", "spring", "mesh"]
+NAMED_PREFIX = "axes:"
+"""A column key ``axes:<name>`` is one entry of a row's ``axes`` tuple of (name, vector) pairs
+(an experiment's anatomical landmarks); empty text removes the entry."""
 NO_JOINT = "none"
 """Mobilizer type shown for a mass without a joint (a free body in the MJM backend)."""
 
@@ -102,6 +105,8 @@ class Column:
     # ------------------------------------------------------------------ values
     def get(self, row: Any) -> Any:
         """The stored value (None inside an absent optional part, e.g. a mass without a joint)."""
+        if self.key.startswith(NAMED_PREFIX):
+            return dict(row.axes).get(self.key[len(NAMED_PREFIX):])
         obj = row
         for part in self.key.split("."):
             if obj is None:
@@ -112,6 +117,14 @@ class Column:
     def set(self, row: Any, value: Any) -> Any:
         """A copy of ``row`` with this column's field set to ``value`` (nested fields too; an absent
         optional part is created, and a mobilizer type of "none" removes the joint)."""
+        if self.key.startswith(NAMED_PREFIX):
+            name = self.key[len(NAMED_PREFIX):]
+            entries = [(k, v) for k, v in row.axes if k != name]
+            if value is not None:
+                entries.append((name, value))
+            order = {c.key[len(NAMED_PREFIX):]: i for i, c in enumerate(COLUMNS["experiments"])}
+            entries.sort(key=lambda kv: order.get(kv[0], len(order)))
+            return replace(row, axes=tuple(entries))
         head, _, rest = self.key.partition(".")
         if not rest:
             return replace(row, **{head: value})
@@ -139,7 +152,7 @@ class Column:
             return str(v)
         if self.kind == "bool":
             return "yes" if v else "no"
-        if self.kind in ("vec3", "floats"):
+        if self.kind in ("vec3", "opt_vec3", "floats"):
             return ", ".join(_fmt(x * s) for x in v)
         if self.kind == "mat3":
             return "; ".join(", ".join(_fmt(x * s) for x in r) for r in v)
@@ -182,6 +195,13 @@ class Column:
             vals = _nums(text)
             if len(vals) != 3:
                 raise CellError(f"needs three numbers (x, y, z), got {len(vals)}")
+            return tuple(v / s for v in vals)
+        if k == "opt_vec3":
+            if not text.strip():
+                return None
+            vals = _nums(text)
+            if len(vals) != 3:
+                raise CellError(f"needs three numbers (x, y, z) or nothing, got {len(vals)}")
             return tuple(v / s for v in vals)
         if k == "floats":
             return tuple(v / s for v in _nums(text))
@@ -265,6 +285,18 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         C("max_load", "Max load [N or N·m]", "float"), C("lever_m", "Lever [mm]", "float", MM),
         C("steps", "Steps", "int"), C("unload", "Unload", "bool"),
         C("flexion_deg", "Flexion [°]", "float"), C("measure", "Measure"),
+        C("axes:flexion_axis_fixed", "Flexion axis (fixed L)", "opt_vec3",
+          tip="Direction of the flexion axis in the fixed bone's mesh frame (needed when the moving bone "
+              "has no joint)"),
+        C("axes:long_axis_fixed", "Long axis (fixed L)", "opt_vec3",
+          tip="Direction of the fixed bone's long axis in its mesh frame (needed when the moving bone has "
+              "no joint)"),
+        C("axes:origin_fixed", "JCS origin (fixed L) [mm]", "opt_vec3", MM,
+          tip="Joint coordinate system origin on the fixed bone, in its mesh frame; empty: from the tissues"),
+        C("axes:origin_moving", "JCS origin (moving L) [mm]", "opt_vec3", MM,
+          tip="Joint coordinate system origin on the moving bone, in its mesh frame; empty: from the tissues"),
+        C("axes:long_axis_moving", "Long axis (moving L)", "opt_vec3",
+          tip="Direction of the moving bone's long axis in its mesh frame; empty: the fixed bone's"),
     ),
 }
 MOBILIZER_COLUMNS: tuple[Column, ...] = (

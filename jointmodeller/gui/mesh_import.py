@@ -70,6 +70,9 @@ class MeshImportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
+        # what was read and how its mass properties were found, above the preview: the notes on an
+        # open mesh run to several lines and must not be squeezed by the 3D view
+        lay.addWidget(self.info)
         self.preview = None
         if preview_3d:
             from pyvistaqt import QtInteractor
@@ -77,8 +80,8 @@ class MeshImportDialog(QDialog):
             self.preview = QtInteractor(self, auto_update=False)
             self.preview.setMinimumSize(320, 220)
             lay.addWidget(self.preview.interactor, 1)
-        lay.addWidget(self.info)
         lay.addWidget(self.buttons)
+        self.resize(640, 720 if preview_3d else 360)
         self.path_edit.editingFinished.connect(self.load)
         self.units.currentTextChanged.connect(lambda _: self.load())
         self.density.valueChanged.connect(lambda _: self._update_mass())

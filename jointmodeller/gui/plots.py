@@ -328,7 +328,9 @@ class PlotPanel(QWidget):
                 for i in range(n):
                     w.writerow([repr(float(c[i])) if i < len(c) else "" for c in columns])
             return str(path)
-        fig, _ = self._make_figure(run, panels, None)
+        fig, cursors = self._make_figure(run, panels, None)
+        for c in cursors:  # the replay cursor belongs to the screen, not to the exported figure
+            c.remove()
         fig.set_size_inches(width_in, 2.5 * max(len(panels), 1))
         fig.savefig(path, dpi=dpi, format=suffix)
         return str(path)

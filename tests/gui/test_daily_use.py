@@ -287,3 +287,25 @@ def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path
     assert back.shape == (11, 1 + 6 + 2 + 2)
     assert np.array_equal(back[:, 0], run.series["time"])  # exact round trip
     assert np.array_equal(back[:, rows[0].index("tissue_force_N[LCL]")], run.series["tissue_force_N"][:, 1])
+
+
+def test_experiment_axes_are_table_columns(small_project):
+    """A laxity experiment on a bone without a joint needs the fixed bone's flexion and long axes:
+    they are cells of the Experiments table (empty removes one), each edit one undo step."""
+    from jointmodeller.app.document import CellError, Document
+
+    doc = Document(small_project)
+    doc.add_row("experiments")
+    doc.set_cell("experiments", 0, "axes:long_axis_fixed", "0, 0, 1")
+    doc.set_cell("experiments", 0, "axes:flexion_axis_fixed", "1 0 0")
+    doc.set_cell("experiments", 0, "axes:origin_fixed", "0, 0, 55")  # millimetres shown, metres stored
+    e = doc.project.experiments[0]
+    assert e.axes == (("flexion_axis_fixed", (1.0, 0.0, 0.0)), ("long_axis_fixed", (0.0, 0.0, 1.0)),
+                      ("origin_fixed", (0.0, 0.0, 0.055)))
+    with pytest.raises(CellError, match="three numbers"):
+        doc.set_cell("experiments", 0, "axes:long_axis_fixed", "1, 2")
+    doc.set_cell("experiments", 0, "axes:origin_fixed", "")
+    assert dict(doc.project.experiments[0].axes).get("origin_fixed") is None
+    doc.undo()
+    assert dict(doc.project.experiments[0].axes)["origin_fixed"] == (0.0, 0.0, 0.055)
+    assert doc.problems() == []
