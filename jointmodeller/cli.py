@@ -147,7 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     chosen = study(args.study)
     options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method),
-               "laxity": dict(experiment=args.experiment)}.get(args.study, {})
+               "laxity": dict(experiment=args.experiment),
+               "muscle_paths": dict(coordinate=args.coordinate)}.get(args.study, {})
     with ProjectStore(args.project) as store:
         project = store.load_project()
         if chosen.needs_experiment and not project.experiments:
@@ -358,10 +359,11 @@ def _os_reason(exc: OSError, path: Path | None = None) -> str:
 # ----------------------------------------------------------------------------------------------
 # Parser
 # ----------------------------------------------------------------------------------------------
-STUDY_CHOICES = ("equilibrium", "dynamics", "laxity")
+STUDY_CHOICES = ("equilibrium", "dynamics", "laxity", "muscle_paths")
 """The registry's studies (app.registry.STUDIES), named here so `--help` needs no numerical imports."""
 STUDY_HELP = {"equilibrium": "static pose and natural frequencies", "dynamics": "motion under the loads",
-              "laxity": "an experiment's load sweep (see also the laxity command)"}
+              "laxity": "an experiment's load sweep (see also the laxity command)",
+              "muscle_paths": "lengths and moment arms over a coordinate sweep (see also the muscle-paths command)"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -418,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--study", required=True, choices=STUDY_CHOICES,
                    help="; ".join(f"{k}: {v}" for k, v in STUDY_HELP.items()))
     s.add_argument("--experiment", help="laxity: experiment name (default: the first)")
+    s.add_argument("--coordinate", help="muscle_paths: the coordinate swept (default: the first rotational one)")
     s.add_argument("--t-end", type=float, default=1.0, help="dynamics: simulated seconds (default 1)")
     s.add_argument("--report-dt", type=float, default=0.01, help="dynamics: report interval in s")
     s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")

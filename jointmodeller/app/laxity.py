@@ -27,7 +27,7 @@ import numpy as np
 from jointmodeller.app.executors import run_cases
 from jointmodeller.core.mechanics.loads import PointLoads
 from jointmodeller.app.build import build_mechanical_system
-from jointmodeller.core.mechanics.rotations import matrix_to_quat, quat_to_matrix
+from jointmodeller.core.spatial_math import matrix_to_quat, quat_to_matrix
 from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
 from jointmodeller.core.studies.laxity import (

@@ -20,10 +20,11 @@ import numpy as np
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
 from jointmodeller.app.studies import state_series
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.rotations import matrix_to_quat
+from jointmodeller.core.spatial_math import matrix_to_quat
 from jointmodeller.core.multibody import constraints as mbc
 from jointmodeller.core.multibody.functions import Constant, Function
 from jointmodeller.core.multibody.integrate import simulate
+from jointmodeller.core.multibody.state import State
 from jointmodeller.core.multibody.system import MultibodySystem
 from jointmodeller.core.studies.muscle_paths import MultibodyModel, backend_function, build_multibody
 from jointmodeller.model.errors import Problem, ValidationError
@@ -62,13 +63,18 @@ class MechanicsForcesOnTree:
         return BodyKinematics(p, R, v, w, kin.q)
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        f, m = self.tree_loads(t, kin, self.elements)
+        force_G += f
+        torque_G += m
+
+    def tree_loads(self, t: float, kin: BodyKinematics, elements) -> tuple[np.ndarray, np.ndarray]:
+        """Force and moment (nb, 3) on the tree's bodies of ``elements`` (in the MJM body order)."""
         mk = self.mech_kinematics(kin)
         f = np.zeros((self.n_mech, 3))
         m = np.zeros((self.n_mech, 3))
-        for element in self.elements:
+        for element in elements:
             element.accumulate(t, mk, f, m)
-        force_G += f[self.mech_of_tree]
-        torque_G += m[self.mech_of_tree]
+        return f[self.mech_of_tree], m[self.mech_of_tree]
 
 
 @dataclass
@@ -236,6 +242,82 @@ def mech_kinematics_at(mp: MobilizedProject, q: np.ndarray) -> BodyKinematics:
     return mp.bridge.mech_kinematics(system.body_kinematics(system.kinematics(q)))
 
 
+def forces_with(mp: MobilizedProject, elements) -> Callable[[float, np.ndarray], np.ndarray]:
+    """Q(t, q): generalized forces at rest of gravity and ``elements`` (MJM body order) on the tree —
+    the tree's own force elements with some replaced (contact sets frozen, for instance)."""
+    from jointmodeller.core.studies.tree_equilibrium import generalized_forces_of
+
+    system = mp.model.system
+
+    def Q(t: float, q: np.ndarray) -> np.ndarray:
+        kin = system.kinematics(q)
+        f, m = mp.bridge.tree_loads(t, system.body_kinematics(kin), elements)
+        return generalized_forces_of(system, q, f, m, kin)
+
+    return Q
+
+
+def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment_tol: float,
+                        max_regenerations: int = 40, iterations_per_set: int = 60, progress=None, cancel=None,
+                        max_wall_s: float | None = None):
+    """Static equilibrium of a tree with contact pairs: MJM's procedure for statics (seed 004 §3.4)
+    in tree coordinates, as the free-body solver does it — freeze each pair's contact set (with a band
+    of vertices about to touch), solve Newton on that smooth problem until a frozen vertex has moved
+    half the band, regenerate the sets at the new pose, and repeat until the true residual
+    (regenerated contact) meets the tolerances.
+    Returns a TreeEquilibriumResult judged on the true residual."""
+    from jointmodeller.core.studies.equilibrium import contact_band, frozen_set_motion
+    from jointmodeller.core.studies.tree_equilibrium import (
+        TreeEquilibriumResult, residual_norms, solve_tree_equilibrium, unbalanced_forces)
+
+    system = mp.model.system
+    L = mp.built.system.length_scale
+    elements = mp.bridge.elements
+    contacts = [e for e in elements if hasattr(e, "frozen")]
+    others = [e for e in elements if not hasattr(e, "frozen")]
+    band, limit = contact_band(contacts)
+    true_forces = forces_with(mp, elements)
+    t = float(state.t)
+    started = time.perf_counter()
+    q = np.array(state.q, float)
+    its = evals = 0
+    prev_keys = None
+    ok = False
+    history = []
+    for k in range(max_regenerations):
+        if (cancel is not None and cancel()) or (max_wall_s is not None and time.perf_counter() - started > max_wall_s):
+            break
+        mk = mech_kinematics_at(mp, q)
+        frozen = [c.frozen(mk, band) for c in contacts]
+        sub = solve_tree_equilibrium(system, State(t, q, np.zeros(system.nu)), length_scale=L, t=t,
+                                     force_tol=force_tol, moment_tol=moment_tol, max_iterations=iterations_per_set,
+                                     forces=forces_with(mp, others + frozen), move_limit=limit,
+                                     moved=frozen_set_motion(frozen, lambda x: mech_kinematics_at(mp, x)),
+                                     cancel=cancel)
+        q = sub.state.q
+        its, evals = its + sub.iterations, evals + sub.evaluations
+        r = unbalanced_forces(system, t, q, true_forces(t, q))
+        f, m = residual_norms(system, q, r)
+        history.append(max(f, m / L))
+        if progress is not None:
+            progress(min(0.99, (k + 1) / max_regenerations))
+        if f <= force_tol and m <= moment_tol:
+            ok = True
+            break
+        keys = [c.frozen(mech_kinematics_at(mp, q)).key() for c in contacts]
+        if sub.converged and keys == prev_keys:
+            break  # the set holds but the true residual differs: nothing left to regenerate
+        prev_keys = keys
+    r = unbalanced_forces(system, t, q, true_forces(t, q))
+    f, m = residual_norms(system, q, r)
+    if ok:
+        message = f"equilibrium found: residual {f:.3g} N, {m:.3g} N·m (contact sets regenerated {k + 1} times)"
+    else:
+        message = (f"no equilibrium within tolerance: residual {f:.3g} N, {m:.3g} N·m after {k + 1} contact "
+                   "sets (the bones may not meet where contact is defined, or a coordinate is unconstrained)")
+    return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r)
+
+
 def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarray:
     """MJM state vectors (k, 13n) of tree states, so app.studies reports them the same way."""
     system = mp.model.system
@@ -359,17 +441,21 @@ def run_equilibrium_mobilized(
         q, converged, message = state.q, False, "no static equilibrium: " + "; ".join(unsupported)
         summary = {"converged": False, "iterations": 0, "wall_time_s": time.perf_counter() - started}
     else:
-        res = solve_tree_equilibrium(
-            system, state, length_scale=mp.built.system.length_scale, t=t_load,
-            force_tol=FORCE_TOLERANCE_N if force_tol is None else force_tol,
-            moment_tol=MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol,
-            max_iterations=max_iterations, progress=progress,
-            cancel=None if cancel is None else (cancel if callable(cancel) else cancel.is_set),
-            max_wall_s=max_wall_s)
+        stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
+        tols = dict(force_tol=FORCE_TOLERANCE_N if force_tol is None else force_tol,
+                    moment_tol=MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol)
+        if any(hasattr(e, "frozen") for e in mp.bridge.elements):
+            res = contact_equilibrium(mp, state, progress=progress, cancel=stop, max_wall_s=max_wall_s, **tols)
+        else:
+            res = solve_tree_equilibrium(system, state, length_scale=mp.built.system.length_scale, t=t_load,
+                                         max_iterations=max_iterations, progress=progress, cancel=stop,
+                                         max_wall_s=max_wall_s, **tols)
         q, converged, message = res.state.q, res.converged, res.message
         summary = {"residual_force_N": res.residual_force_N, "residual_moment_Nm": res.residual_moment_Nm,
                    "converged": bool(res.converged), "iterations": int(res.iterations),
-                   "force_evaluations": int(res.evaluations), "method": "newton in tree coordinates"}
+                   "force_evaluations": int(res.evaluations),
+                   "method": "newton in tree coordinates" + (", frozen contact sets" if "contact sets" in
+                                                            res.message else "")}
         if res.converged:
             from jointmodeller.core.studies.tree_equilibrium import tree_linear_model
 

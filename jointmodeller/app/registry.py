@@ -19,13 +19,14 @@ Progress = Callable[[float], None]
 @dataclass(frozen=True)
 class Study:
     """A runnable study: its key, what people call it, one line on what it does, the options it
-    takes (keyword names of ``run``), and whether it needs an experiment row."""
+    takes (keyword names of ``run``), and whether it needs an experiment row or joint coordinates."""
 
     name: str
     title: str
     summary: str
     options: tuple[str, ...]
     needs_experiment: bool = False
+    needs_coordinates: bool = False
 
     def run(self, project: Project, *, progress: Progress | None = None, cancel=None, **options) -> RunRecord:
         unknown = set(options) - set(self.options)
@@ -58,7 +59,25 @@ def _laxity(project, *, progress, cancel, experiment: str | None = None) -> RunR
     return run_laxity(project, experiment, progress=step, cancel=stop)
 
 
-_RUNNERS = {"equilibrium": _equilibrium, "dynamics": _dynamics, "laxity": _laxity}
+def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, start: float | None = None,
+                  stop: float | None = None, step: float | None = None) -> RunRecord:
+    """Tissue lengths and moment arms (generalized-force method) over a sweep of one coordinate;
+    default: the first rotational coordinate, 0–130° in 5° steps (a translation: ±10 mm in 1 mm)."""
+    from jointmodeller.app.muscle_paths import list_coordinates, muscle_paths_run
+
+    coords = list_coordinates(project)
+    if coordinate is None:
+        coordinate = next((c for c, unit in coords if unit == "deg"), coords[0][0] if coords else "")
+    unit = dict(coords).get(coordinate, "deg")
+    lo, hi, dx = (0.0, 130.0, 5.0) if unit == "deg" else (-0.01, 0.01, 0.001)
+    run = muscle_paths_run(project, coordinate, lo if start is None else start, hi if stop is None else stop,
+                           dx if step is None else step)
+    if progress is not None:
+        progress(1.0)
+    return run
+
+
+_RUNNERS = {"equilibrium": _equilibrium, "dynamics": _dynamics, "laxity": _laxity, "muscle_paths": _muscle_paths}
 
 STUDIES: dict[str, Study] = {
     "equilibrium": Study("equilibrium", "Equilibrium",
@@ -66,9 +85,13 @@ STUDIES: dict[str, Study] = {
                          "natural frequencies", ("contact", "wrapping", "t", "force_tol", "moment_tol",
                                                  "max_iterations", "max_wall_s")),
     "dynamics": Study("dynamics", "Dynamics", "motion from the initial pose, at rest, under the loads",
-                      ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "on_step")),
+                      ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
+                       "on_step")),
     "laxity": Study("laxity", "Laxity", "quasi-static load sweep of an experiment, against its measured data",
                     ("experiment",), needs_experiment=True),
+    "muscle_paths": Study("muscle_paths", "Muscle paths",
+                          "tissue lengths and moment arms over a sweep of one joint coordinate",
+                          ("coordinate", "start", "stop", "step"), needs_coordinates=True),
 }
 
 
@@ -81,5 +104,16 @@ def study(name: str) -> Study:
 
 
 def study_names(project: Project | None = None) -> list[str]:
-    """Names of the studies (those that can run on ``project`` when given: laxity needs an experiment)."""
-    return [n for n, s in STUDIES.items() if project is None or not s.needs_experiment or project.experiments]
+    """Names of the studies (those that can run on ``project`` when given: laxity needs an experiment,
+    muscle paths a joint coordinate and a tissue)."""
+    def runs_on(s: Study) -> bool:
+        if project is None:
+            return True
+        if s.needs_experiment and not project.experiments:
+            return False
+        if s.needs_coordinates and not (project.attachments and any(
+                m.joint is not None and m.joint.type != "free" and m.joint.coordinates for m in project.masses)):
+            return False
+        return True
+
+    return [n for n, s in STUDIES.items() if runs_on(s)]

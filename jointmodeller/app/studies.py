@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
-from jointmodeller.core.mechanics.rotations import matrix_to_euler, quat_to_matrix
+from jointmodeller.core.spatial_math import matrix_to_euler, quat_to_matrix
 from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.studies.dynamics import METHODS, simulate
 from jointmodeller.core.studies.equilibrium import solve_equilibrium

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from jointmodeller.core.mechanics.rotations import quat_to_matrix
+from jointmodeller.core.spatial_math import quat_to_matrix
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 

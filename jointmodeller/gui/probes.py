@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from jointmodeller.app.picking import mass_pose
-from jointmodeller.core.mechanics.rotations import matrix_to_quat
+from jointmodeller.core.spatial_math import matrix_to_quat
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 

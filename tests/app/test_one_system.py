@@ -232,3 +232,84 @@ def test_tree_linear_model_gives_the_pendulum_frequency():
     mp = build_mobilized(project)
     lin = tree_linear_model(mp.model.system, initial_state(mp), length_scale=0.1)
     assert lin.compliance()[0, 0] == pytest.approx(1.0 / (m * G * r), rel=1e-7)
+
+
+@pytest.mark.slow
+def test_demo_with_contact_on_an_explicit_free_joint_finds_the_free_body_equilibrium():
+    """The demo elbow (cartilage contact, wrapped ligaments) with the ulna on an explicit ``free``
+    joint row runs on the tree, contact sets frozen and regenerated in tree coordinates, and lands on
+    the free-body path's equilibrium. Both residuals are ≤ the 1e-10 N / 1e-11 N·m tolerances; the
+    softest mode (≈8 Hz on a ~1 kg forearm: k ≳ 2e3 N/m, 30 N·m/rad) turns such residuals into pose
+    differences below 1e-13 m and 1e-12 rad — 1e-9 leaves room for the contact set being regenerated
+    in a different order without admitting a second equilibrium (the demo's are mm apart)."""
+    import dataclasses
+
+    from jointmodeller.app.demo import build_demo_project
+
+    project = build_demo_project()
+    moving = next(m for m in project.masses if not m.fixed)
+    on_joint = dataclasses.replace(project, masses=tuple(
+        dataclasses.replace(m, joint=JointSpec(type="free", parent="ground")) if m is moving else m
+        for m in project.masses))
+    tree = run_equilibrium(on_joint)
+    free = run_equilibrium(project)
+    assert tree.status == "completed" and free.status == "completed", (tree.message, free.message)
+    assert "frozen contact sets" in tree.summary["method"]
+    for key in ("body_p_G", "mesh_origin_G"):
+        np.testing.assert_allclose(tree.series[key][-1], free.series[key][-1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tree.series["body_R_GB"][-1], free.series["body_R_GB"][-1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tree.series["contact_force_G"][-1], free.series["contact_force_G"][-1],
+                               rtol=1e-6, atol=1e-6)
+    # the linear models (tree: central differences in joint coordinates; free body: tissues analytic,
+    # contact on its frozen set) agree on the softest mode, which symmetrising K barely touches
+    assert tree.summary["natural_frequencies_hz"][0] == pytest.approx(free.summary["natural_frequencies_hz"][0],
+                                                                      rel=0.02)
+
+
+def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_free_joints():
+    """A bone hung from two ligaments, released off its equilibrium: as a free mass (the MJM free-body
+    path) and as a mass on an explicit ``free`` joint row (the tree, quaternion coordinates) it
+    follows the same trajectory. Both integrators control the local error to α = 1e-12 (relative,
+    with the same absolute floor); over ~50 steps of a smooth motion of ~5 cm amplitude the global
+    errors stay below N·α·max|y| ≈ 50·1e-12·0.1 m = 5e-12 m (and 5e-11 in the unit-sized rotation
+    entries) each, so 1e-10 bounds their difference with room for error growth along the swing."""
+    import dataclasses
+
+    free = dataclasses.replace(planar_project(), masses=(Mass(
+        "bone", mass_kg=MASS_KG, com_L=COM_L, inertia_L=INERTIA, properties_from_mesh=False,
+        position_G=(0.01, -0.01, 0.005), euler_deg=(5.0, -3.0, 10.0)),))
+    on_joint = dataclasses.replace(free, masses=(dataclasses.replace(
+        free.masses[0], joint=JointSpec(type="free", parent="ground")),))
+    a = run_dynamics(free, t_end=0.05, report_dt=0.01, digits=12)
+    b = run_dynamics(on_joint, t_end=0.05, report_dt=0.01, digits=12)
+    assert a.status == b.status == "completed", (a.message, b.message)
+    assert b.parameters.get("system") == "tree"
+    moved = np.abs(a.series["body_p_G"][-1] - a.series["body_p_G"][0]).max()
+    assert moved > 1e-3  # the bone really swings
+    np.testing.assert_allclose(b.series["body_p_G"], a.series["body_p_G"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(b.series["body_R_GB"], a.series["body_R_GB"], rtol=0, atol=1e-10)
+
+
+def test_muscle_paths_runs_from_the_registry_with_lengths_and_moment_arms_by_hand():
+    """The registry's muscle-paths study on the planar bone: each ligament's length at rz equals the
+    hand-written distance, and its moment arm −dL/drz the central difference of that distance
+    (h = 1e-6 rad: error ~h²·L''' ≈ 1e-14 m, far below the 1e-9 check)."""
+    from jointmodeller.app.registry import study, study_names
+
+    project = planar_project(default_q=(0.0, 0.0, 0.0))
+    assert "muscle_paths" in study_names(project)
+    assert "muscle_paths" not in study_names(Project(info=ProjectInfo(title="empty")))
+    run = study("muscle_paths").run(project, start=-30.0, stop=30.0, step=10.0)
+    assert run.status == "completed", run.message
+    rz = np.radians(run.series["rz_deg"])
+
+    def length(angle: float, j: int) -> float:
+        c, s = np.cos(angle), np.sin(angle)
+        R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        return float(np.linalg.norm(R @ np.array(BODY_PTS[j]) - np.array(GROUND_PTS[j])))
+
+    for j in range(2):
+        hand = [length(a, j) for a in rz]
+        arm = [-dV(lambda x: length(x, j), a) for a in rz]
+        np.testing.assert_allclose(run.series["length_m"][:, j], hand, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(run.series["moment_arm_m"][:, j], arm, rtol=0, atol=1e-9)

@@ -206,7 +206,8 @@ def test_unknown_components_are_reported_not_fatal(synthetic):
     assert "missing_femur.stl" in why["femur/femur_geom"]
     assert "fewer than two points" in why["one_point"]
     approx = {(i.component, i.type) for i in report.approximated}
-    assert ("hip_x", "Coordinate") in approx  # locked
+    assert ("hip_x", "Coordinate") not in approx  # a locked coordinate is imported as locked
+    assert project.mass("femur").joint.locked == (True, False, False)
     assert ("foot", "Body") in approx  # its joint was not imported: free body
     assert ("actuator", "PathActuator") in approx
     assert "Not imported" in project.info.notes

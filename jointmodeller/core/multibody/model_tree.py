@@ -15,7 +15,7 @@ import numpy as np
 
 from jointmodeller.core.multibody.functions import from_spec
 from jointmodeller.core.multibody.system import CUSTOM_KEYS, BodySpec, MobilizerSpec, MultibodySystem
-from jointmodeller.core.spatial_math import euler_to_matrix, euler_to_quat
+from jointmodeller.core.spatial_math import euler_to_matrix, euler_to_quat, matrix_to_quat
 from jointmodeller.model.specs import GROUND, Frame, JointSpec, Mass
 
 FRAME_EULER = "XYZ"
@@ -50,13 +50,22 @@ class MassTree:
     q0: np.ndarray
 
 
-def _mobilizer(m: Mass, parent: int) -> tuple[MobilizerSpec, list[float], list[str], list[str]]:
-    """MobilizerSpec of a mass, its default q and the names of its q and u entries ('' = unnamed)."""
+def initial_pose_GL(m: Mass) -> np.ndarray:
+    """4x4 pose of a mass's L frame in G at its initial position (of its centre of mass) and angles."""
+    T = np.eye(4)
+    T[:3, :3] = euler_to_matrix(np.radians(m.euler_deg), m.euler_sequence)
+    T[:3, 3] = np.asarray(m.position_G) - T[:3, :3] @ np.asarray(m.com_L)
+    return T
+
+
+def _mobilizer(m: Mass, parent: int, parent_GL: np.ndarray | None = None
+               ) -> tuple[MobilizerSpec, list[float], list[str], list[str]]:
+    """MobilizerSpec of a mass, its default q and the names of its q and u entries ('' = unnamed).
+    parent_GL: the parent mass's initial pose (identity for ground): a ``free`` joint row without
+    default coordinates starts where the mass's own initial pose puts it."""
     j: JointSpec | None = m.joint
     if j is None:
-        T = np.eye(4)
-        T[:3, :3] = euler_to_matrix(np.radians(m.euler_deg), m.euler_sequence)
-        T[:3, 3] = np.asarray(m.position_G) - T[:3, :3] @ np.asarray(m.com_L)
+        T = initial_pose_GL(m)
         q0 = [] if m.fixed else [1.0, 0, 0, 0, 0, 0, 0]
         return MobilizerSpec("weld" if m.fixed else "free", -1, T, np.eye(4)), q0, [""] * len(q0), \
             [""] * (0 if m.fixed else 6)
@@ -82,6 +91,11 @@ def _mobilizer(m: Mass, parent: int) -> tuple[MobilizerSpec, list[float], list[s
     elif kind == "free" and len(q0) == 6:
         q0 = [*euler_to_quat(np.asarray(q0[:3], float), FRAME_EULER), *q0[3:6]]
         names, un = [""] * 7, [""] * 6
+    elif kind == "free" and not q0:  # X_FM = X_PF⁻¹ · X_GP⁻¹ · X_GL · X_LM
+        X = (np.linalg.inv(frame_transform(j.frame_parent)) @ np.linalg.inv(
+            np.eye(4) if parent_GL is None else parent_GL) @ initial_pose_GL(m) @ frame_transform(j.frame_child))
+        q0 = [*matrix_to_quat(X[:3, :3]), *X[:3, 3]]
+        names, un = [""] * 7, [""] * 6
     mob = MobilizerSpec(kind, parent, frame_transform(j.frame_parent), frame_transform(j.frame_child), mp, fns,
                         bool(j.reversed))
     return mob, q0, names, un
@@ -104,9 +118,11 @@ def mass_tree(masses: Sequence[Mass], gravity_G=(0.0, -9.81, 0.0)) -> MassTree:
             raise ValueError(f"mobilizer parents of {[m.name for m in rest]} do not reach ground")
     index = {m.name: i for i, m in enumerate(order)}
     index[GROUND] = -1
+    by_name = {m.name: m for m in order}
     bodies, q0_parts, qnames, unames = [], [], [], []
     for m in order:
-        mob, q0, names, un = _mobilizer(m, index[m.joint.parent] if m.joint else -1)
+        par = m.joint.parent if m.joint else GROUND
+        mob, q0, names, un = _mobilizer(m, index[par], None if par == GROUND else initial_pose_GL(by_name[par]))
         bodies.append(BodySpec(m.name, float(m.mass_kg), np.asarray(m.com_L, float), np.asarray(m.inertia_L, float),
                                mob))
         q0_parts += q0

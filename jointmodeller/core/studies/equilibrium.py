@@ -15,7 +15,6 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.core.geometry.collision import relative_pose_B
-from jointmodeller.core.mechanics.contact_frozen import FrozenBed, FrozenContactPair
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.spatial_math import quat_multiply, rotvec_to_quat
 from jointmodeller.core.mechanics.system import MechanicalSystem, State
@@ -156,11 +155,9 @@ def solve_equilibrium(
         return g.size == 0 or (np.abs(g[:, :3]).max() <= force_tol and np.abs(g[:, 3:]).max() <= moment_tol)
 
     def newton(y: np.ndarray, budget: int, move_limit: float | None = None,
-               admissible: Callable[[np.ndarray], bool] | None = None,
                moved: Callable[[np.ndarray, np.ndarray], float] | None = None) -> tuple[np.ndarray, bool, int]:
-        """Damped Newton on the current force elements. move_limit [m]: stop once a body point within
-        the length scale has moved that far from y; admissible(y): the line search also shortens
-        steps until it holds (and stops after such a shortened step)."""
+        """Damped Newton on the current force elements. move_limit [m]: stop once moved(y, y_now)
+        (a frozen contact vertex's displacement) passes it."""
         y_anchor = y
         g = residual(system, t_load, y)
         it = 0
@@ -168,7 +165,7 @@ def solve_equilibrium(
         while not done(g) and it < budget and not cancel():
             it += 1
             kin = system.kinematics(y)
-            K = _tangent_stiffness(system, kin, t_load)[np.ix_(dofs, dofs)]
+            K = stiffness_and_damping(system, kin, t_load, damping=False)[0][np.ix_(dofs, dofs)]
             rhs = g.ravel()
             scale = np.maximum(np.abs(np.diag(K)), floor * 1e6)
             step = None
@@ -192,13 +189,8 @@ def solve_equilibrium(
             m0 = merit(g)
             alpha = 1.0
             accepted = False
-            blocked = False
             for _ in range(30):  # backtracking line search
                 y_try = _apply_step(system, y, alpha * step)
-                if admissible is not None and not admissible(y_try):
-                    blocked = True
-                    alpha *= 0.5
-                    continue
                 g_try = residual(system, t_load, y_try)
                 if np.all(np.isfinite(g_try)) and merit(g_try) < m0 * (1 - 1e-4 * alpha):
                     accepted = True
@@ -217,7 +209,7 @@ def solve_equilibrium(
                 progress(min(0.99, it / budget))
             if _is_cancelled(cancel):
                 break
-            if blocked or (move_limit is not None and moved is not None and moved(y_anchor, y) > move_limit):
+            if move_limit is not None and moved is not None and moved(y_anchor, y) > move_limit:
                 break
         return y, done(g), it
 
@@ -253,25 +245,6 @@ def solve_equilibrium(
     return _result(system, y_new, t_load, ok, its, method, timed_out[0], max_wall_s, user_cancel, progress, history)
 
 
-def _tangent_stiffness(system: MechanicalSystem, kin: BodyKinematics, t: float) -> np.ndarray:
-    """K (6n, 6n) of all force elements; contact pairs by central differences of their contact set
-    frozen at kin (the exact tangent of the regenerated contact while the set holds, curvature and
-    MJM n_eff included), everything else as in the linear model."""
-    contacts = [el for el in system.extra_elements if hasattr(el, "frozen")]
-    if not contacts:
-        return stiffness_and_damping(system, kin, t, damping=False)[0]
-    from jointmodeller.core.mechanics.linearization import finite_difference_stiffness
-
-    original = system.extra_elements
-    try:
-        system.extra_elements = [e for e in original if e not in contacts]
-        K = stiffness_and_damping(system, kin, t, damping=False)[0]
-    finally:
-        system.extra_elements = original
-    frozen = [c.frozen(kin) for c in contacts]
-    return K + finite_difference_stiffness(frozen, t, kin, system.length_scale)
-
-
 def _result(system, y_new, t_load, ok, its, method, timed_out, max_wall_s, user_cancel, progress, history):
     """The EquilibriumResult with the true residual of all force elements at y_new."""
     g = residual(system, t_load, y_new)
@@ -293,21 +266,38 @@ def _result(system, y_new, t_load, ok, its, method, timed_out, max_wall_s, user_
     return EquilibriumResult(out, fmax, mmax, ok, its, method, message, history)
 
 
-def _movement(step: np.ndarray, L: float) -> float:
-    """Largest displacement (f, 6) [δp, δθ] of a point within L of a body's centre of mass [m]."""
-    return float(np.max(np.linalg.norm(step[:, :3], axis=1) + L * np.linalg.norm(step[:, 3:], axis=1)))
+
+def contact_band(contacts) -> tuple[float, float]:
+    """(band, move limit) [m] of frozen contact sets: the band of vertices about to touch that a
+    frozen set includes, and how far a solve on one set may move the bodies before it is regenerated
+    (half the band, and half a face: frozen vertices may slide about half a face before their face
+    patch stops covering them)."""
+    band = max(min(c.search_distance, 2.0 * c.penetration_limit) for c in contacts)
+    limit = min(0.5 * band, 0.5 * min(min(c.surface_a.proximity.max_edge, c.surface_b.proximity.max_edge)
+                                      for c in contacts))
+    return band, limit
 
 
-def _displacement(system: MechanicalSystem, y0: np.ndarray, y1: np.ndarray, L: float) -> float:
-    """Like :func:`_movement` for two poses y0, y1 of the free bodies [m]."""
-    p0, q0, _, _ = system.split(y0)
-    p1, q1, _, _ = system.split(y1)
-    free = system.bodies.free
-    dp = np.linalg.norm(p1[free] - p0[free], axis=1)
-    dot = np.abs(np.einsum("ij,ij->i", q0[free], q1[free]))
-    ang = 2.0 * np.arccos(np.clip(dot, 0.0, 1.0))
-    return float(np.max(dp + L * ang)) if free.size else 0.0
+def frozen_set_motion(frozen, kinematics: Callable[[np.ndarray], BodyKinematics]) -> Callable:
+    """moved(x0, x1): the largest displacement [m] of a frozen bed vertex relative to the other body
+    between two sets of coordinates x that ``kinematics`` turns into body poses (free-body state
+    vectors or tree coordinates): a solve on frozen sets regenerates once this passes the limit."""
 
+    def moved(x0, x1) -> float:
+        k0, k1 = kinematics(x0), kinematics(x1)
+        out = 0.0
+        for f in frozen:
+            for bd in f.beds:
+                if len(bd.vertex):
+                    bed = f.pair.surface_a if bd.bed_body == f.pair.a else f.pair.surface_b
+                    v = bed.vertices_B[bd.vertex]
+                    R0, p0 = relative_pose_B(k0.p_G, k0.R_GB, bd.bed_body, bd.other)
+                    R1, p1 = relative_pose_B(k1.p_G, k1.R_GB, bd.bed_body, bd.other)
+                    d = v @ (R1 - R0).T + (p1 - p0)
+                    out = max(out, float(np.sqrt((d * d).sum(axis=1).max())))
+        return out
+
+    return moved
 
 def _solve_frozen_contacts(system, y, contacts, newton, t_load, done, cancel, max_iterations,
                            max_regenerations: int = 40):
@@ -318,10 +308,7 @@ def _solve_frozen_contacts(system, y, contacts, newton, t_load, done, cancel, ma
     Newton steps are capped to half the band, and a solve that moved that far regenerates, so the
     bones approach and settle on their cartilage without plunging through it. Returns (y, ok, its).
     """
-    band = max(min(c.search_distance, 2.0 * c.penetration_limit) for c in contacts)
-    # frozen vertices may slide about half a face before their face patch stops covering them
-    limit = min(0.5 * band, 0.5 * min(min(c.surface_a.proximity.max_edge, c.surface_b.proximity.max_edge)
-                                      for c in contacts))
+    band, limit = contact_band(contacts)
     original = system.extra_elements
     its = 0
     ok = False
@@ -331,36 +318,7 @@ def _solve_frozen_contacts(system, y, contacts, newton, t_load, done, cancel, ma
             kin = system.kinematics(y)
             frozen = [c.frozen(kin, band) for c in contacts]
             system.extra_elements = [frozen[contacts.index(e)] if e in contacts else e for e in original]
-            known = [{(bd.bed_body, int(v)) for bd in f.beds for v in bd.vertex} for f in frozen]
-
-            def admissible(y_try, frozen=frozen, known=known):
-                """No vertex outside the frozen sets sinks more than half the band into cartilage."""
-                kin_try = system.kinematics(y_try)
-                for c, kn in zip(contacts, known):
-                    for bd in c.frozen(kin_try).beds:
-                        new = np.array([(bd.bed_body, int(v)) not in kn for v in bd.vertex], bool)
-                        if new.any():
-                            f = FrozenContactPair(c, [FrozenBed(bd.bed_body, bd.other, bd.vertex[new], bd.face[new],
-                                                                bd.scale)])
-                            if f.max_depth(kin_try) > 0.5 * band:
-                                return False
-                return True
-
-            def moved(y0, y1, frozen=frozen):
-                """Largest displacement of a frozen bed vertex relative to the other body [m]."""
-                k0, k1 = system.kinematics(y0), system.kinematics(y1)
-                out = 0.0
-                for f in frozen:
-                    for bd in f.beds:
-                        if len(bd.vertex):
-                            bed = f.pair.surface_a if bd.bed_body == f.pair.a else f.pair.surface_b
-                            v = bed.vertices_B[bd.vertex]
-                            R0, p0 = relative_pose_B(k0.p_G, k0.R_GB, bd.bed_body, bd.other)
-                            R1, p1 = relative_pose_B(k1.p_G, k1.R_GB, bd.bed_body, bd.other)
-                            d = v @ (R1 - R0).T + (p1 - p0)
-                            out = max(out, float(np.sqrt((d * d).sum(axis=1).max())))
-                return out
-
+            moved = frozen_set_motion(frozen, system.kinematics)
             y, sub_ok, k = newton(y, max_iterations, move_limit=limit, moved=moved)
             its += k
             system.extra_elements = original

@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.rotations import matrix_to_quat, quat_to_matrix
+from jointmodeller.core.spatial_math import matrix_to_quat, matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, jcs_coordinates
 
 LOAD_KINDS = ("varus_valgus", "anterior_posterior", "internal_external", "compression")
@@ -230,7 +230,7 @@ class QuasiStaticSolver:
         for j, b in enumerate(self.others):
             seg = x[5 + 6 * j: 11 + 6 * j]
             p[b] = self.p0_G[b] + self.L * seg[:3]
-            R[b] = _rotvec_matrix(seg[3:]) @ self.R0_GB[b]
+            R[b] = rotvec_to_matrix(seg[3:]) @ self.R0_GB[b]
         return p, R
 
     def kinematics(self, x: np.ndarray) -> BodyKinematics:
@@ -252,7 +252,7 @@ class QuasiStaticSolver:
             pp, Rp = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xp))
             pm, Rm = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xm))
             J[:3, i] = (pp - pm) / (2 * h)
-            J[3:, i] = _matrix_rotvec(Rp @ Rm.T) / (2 * h)
+            J[3:, i] = matrix_to_rotvec(Rp @ Rm.T) / (2 * h)
         return J
 
     def wrench(self, kin: BodyKinematics) -> tuple[np.ndarray, np.ndarray]:
@@ -357,24 +357,6 @@ def _limit_step(dx: np.ndarray, max_rad: float) -> np.ndarray:
     """Scale a Newton step so no unknown moves more than ``max_rad`` (rad or units of L)."""
     big = float(np.max(np.abs(dx))) if dx.size else 0.0
     return dx * (max_rad / big) if big > max_rad else dx
-
-
-def _rotvec_matrix(v: np.ndarray) -> np.ndarray:
-    th = float(np.linalg.norm(v))
-    if th < 1e-300:
-        return np.eye(3)
-    k = v / th
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
-
-
-def _matrix_rotvec(R: np.ndarray) -> np.ndarray:
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    th = np.arccos(c)
-    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if th < 1e-8:
-        return 0.5 * w
-    return th / (2 * np.sin(th)) * w
 
 
 def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -52,7 +52,8 @@ def mass_matrix(system: MechanicalSystem, kin: BodyKinematics) -> np.ndarray:
 def stiffness_and_damping(
     system: MechanicalSystem, kin: BodyKinematics, t: float = 0.0, damping: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """K and C (6n, 6n) of all force elements: analytic where an element offers it, else numerical.
+    """K and C (6n, 6n) of all force elements: analytic where an element offers it, else numerical
+    (contact pairs on their frozen contact set, whose dissipation is zero at rest).
 
     ``damping=False`` skips C (returned as zeros): statics needs only K.
     """
@@ -65,10 +66,11 @@ def stiffness_and_damping(
             K += el.tangent_stiffness(t, kin)
             if damping and hasattr(el, "tangent_damping"):
                 C += el.tangent_damping(t, kin)
-        elif hasattr(el, "stiffness_matrix") and hasattr(el, "a") and hasattr(el, "b"):
-            # pairwise elements (contact) give a 12×12 tangent over [q_a, q_b]
-            idx = np.r_[body_dofs(el.a), body_dofs(el.b)]
-            K[np.ix_(idx, idx)] += el.stiffness_matrix(kin)
+        elif hasattr(el, "frozen"):
+            # contact: central differences of its contact set frozen at kin — the exact tangent of
+            # the regenerated contact while the set holds (curvature and the lever of each spring
+            # included; the analytic material part alone overstates stiff modes nearly twofold)
+            K += finite_difference_stiffness([el.frozen(kin)], t, kin, system.length_scale)
         else:
             numeric.append(el)
     if numeric:

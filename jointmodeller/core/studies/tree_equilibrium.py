@@ -66,6 +66,34 @@ def generalized_forces_at_rest(system, t: float, q: np.ndarray) -> np.ndarray:
     return -system.inverse_dynamics(state, np.zeros(system.nu))
 
 
+def generalized_forces_of(system, q: np.ndarray, force_G: np.ndarray, torque_G: np.ndarray, kin=None) -> np.ndarray:
+    """Q (nu,) at rest of gravity and the given body loads (force at each centre of mass and moment
+    about it, (nb, 3) in G) — the system's own force elements are not evaluated."""
+    from jointmodeller.core.multibody.packed import rnea_p
+
+    kin = kin if kin is not None else system.kinematics(q)
+    F = system.spatial_forces(kin, force_G, torque_G)
+    z = np.zeros_like(kin.v)
+    tau, _ = rnea_p(system._ib, system._fb, kin.Xup, kin.S, z, z, np.zeros(system.nu), F, True)
+    return -tau
+
+
+def unbalanced_forces(system, t: float, q: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """P Q (nu,): the part of generalized forces Q that the constraints at q cannot hold."""
+    if not system.constraints:
+        return np.asarray(Q, float)
+    _, G, _, _ = constraint_rows(system, State(t, q, np.zeros(system.nu)))
+    N = null_space(G, system.nu)
+    return N @ (N.T @ Q)
+
+
+def residual_norms(system, q: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """Largest unbalanced force [N] over translational speeds and moment [N·m] over rotational ones."""
+    rot = rotational_speeds(system, q)
+    return (float(np.abs(r[~rot]).max()) if (~rot).any() else 0.0,
+            float(np.abs(r[rot]).max()) if rot.any() else 0.0)
+
+
 def null_space(G: np.ndarray, nu: int) -> np.ndarray:
     """Orthonormal basis (nu, d) of the speeds the constraint rows G (m, nu) allow."""
     if G.shape[0] == 0:
@@ -92,11 +120,17 @@ def solve_tree_equilibrium(
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     max_wall_s: float | None = None,
+    forces: Callable[[float, np.ndarray], np.ndarray] | None = None,
+    move_limit: float | None = None,
+    moved: Callable[[np.ndarray, np.ndarray], float] | None = None,
 ) -> TreeEquilibriumResult:
     """Find the pose near ``state`` where the constraints can hold every generalized force.
 
     length_scale [m]: a typical model size (trust region and the scaling of moments against forces);
-    t: the load time (prescribed coordinates take their value at t; default state.t).
+    t: the load time (prescribed coordinates take their value at t; default state.t). forces(t, q):
+    the generalized forces to balance (default: the system's force elements and gravity,
+    :func:`generalized_forces_at_rest`) — e.g. with contact sets frozen. move_limit [m]: stop (not converged) once moved(q_start, q)
+    passes it, so a caller can regenerate what it froze.
     """
     started = time.perf_counter()
     t = float(state.t if t is None else t)
@@ -122,11 +156,14 @@ def solve_tree_equilibrium(
         _, G, _, _ = constraint_rows(system, State(t, q, np.zeros(system.nu)))
         return null_space(G, system.nu)
 
+    given = forces
+
     def forces(q: np.ndarray) -> np.ndarray:
         evaluations[0] += 1
-        return generalized_forces_at_rest(system, t, q)
+        return generalized_forces_at_rest(system, t, q) if given is None else given(t, q)
 
     q = on_manifold(q)
+    q_start = q
     rot = rotational_speeds(system, q)
     unit = np.where(rot, 1.0 / L, 1.0)  # moments over the length scale: comparable to forces
 
@@ -205,11 +242,16 @@ def solve_tree_equilibrium(
         history.append(merit(r))
         if progress is not None:
             progress(min(0.99, it / max_iterations))
+        if move_limit is not None and moved is not None and moved(q_start, q) > move_limit:
+            failure = "moved"
+            break
     ok = done(r)
     fmax = float(np.abs(r[~rot]).max()) if (~rot).any() else 0.0
     mmax = float(np.abs(r[rot]).max()) if rot.any() else 0.0
     if ok:
         message = f"equilibrium found: residual {fmax:.3g} N, {mmax:.3g} N·m"
+    elif failure == "moved":
+        message = f"moved past the limit after {it} iterations: residual {fmax:.3g} N, {mmax:.3g} N·m"
     elif failure == "stopped":
         message = (f"stopped (time limit or by the user) after {it} iterations: residual {fmax:.3g} N, "
                    f"{mmax:.3g} N·m")
