@@ -7,9 +7,29 @@ returns plain results (:class:`RunRecord`, dicts); files are written only by :fu
 JCS axes of an experiment (``Experiment.axes``, points and directions in each bone's mesh frame L):
 ``origin_fixed``, ``flexion_axis_fixed``, ``long_axis_fixed`` on the fixed bone; ``origin_moving``,
 ``long_axis_moving`` on the moving bone. Long axes point proximally. Missing entries default to:
-origins = the mid-point of the attachments joining the two bones at the initial pose; flexion axis =
-global +x; fixed long axis = global +z; moving long axis = from the moving bone's centre of mass to
-the joint centre, made perpendicular to the flexion axis (so varus–valgus starts at zero).
+origins = the mid-point of the attachments joining the two bones at the initial pose; moving long
+axis = from the moving bone's centre of mass to the joint centre, made perpendicular to the flexion
+axis (so varus–valgus starts at zero). Global axes are never assumed: a moving bone without a joint
+needs ``flexion_axis_fixed`` and ``long_axis_fixed`` (the experiment is refused, naming them).
+
+Where the moving bone rides a joint (a project with joints), the JCS comes from that joint: the
+flexion axis e1 is the axis about which the held flexion coordinate turns the moving bone (times
+``Experiment.flexion_sign``); the long axes are the joint's last rotational coordinate's axis (the
+axial rotation of a Grood & Suntay sequence such as OpenSim's knee: flexion, ab/adduction,
+rotation) in the moving bone and, with the joint's rotations at zero, in the fixed bone; a joint
+with fewer rotations (a pin) takes the centre-of-mass lines above.
+
+Signs (one convention for every joint and side): e1 is oriented so that positive α is flexion (the
+right-hand rule about e1); e3 (moving long axis) points proximally; e2 = e3 × e1. The experiment's
+``flexion_deg`` is positive flexion: on a joint the flexion coordinate is set to
+``flexion_sign · flexion_deg`` before the unloaded pose is solved (OpenSim JAM's ``knee_flex_r`` is a
+rotation about −z, medial on the right, and grows in flexion: sign +1; gait2392's ``knee_angle_r``
+shrinks in flexion: −1); on free bones the JCS flexion is held at ``flexion_deg``. Because flexion
+swings the distal bone posteriorly at the knee and anteriorly at the elbow, e2 points posteriorly at
+the knee (an anterior drawer is the negative side of an ``anterior_posterior`` sweep) and anteriorly
+at the elbow. A mirrored (left) joint has the same e1 and e3 in G as its right twin, so it gives the
+mirror image: flexion, anterior–posterior and distraction equal; varus–valgus, internal–external and
+medial–lateral with the opposite sign for the mirrored load (tests/laxity/test_tree_sweep.py).
 """
 
 from __future__ import annotations
@@ -93,13 +113,22 @@ def find_experiment(project: Project, name: str | None = None) -> Experiment:
     raise KeyError(f"no experiment named {name!r}; the project has: " + ", ".join(repr(e.name) for e in project.experiments))
 
 
+MIN_LONG_AXIS_M = 1e-3
+"""A centre-of-mass line shorter than this (a body whose centre of mass sits at the joint, as the
+distal femur and proximal tibia of OpenSim JAM's knee) cannot serve as a long axis."""
+
+
 def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint,
-                 flexion_axis_G: np.ndarray | None = None) -> JointFrames:
+                 flexion_axis_G: np.ndarray | None = None,
+                 long_axes_G: tuple[np.ndarray, np.ndarray] | None = None) -> JointFrames:
     """The experiment's JCS frames on the two bodies (see the module docstring for the defaults).
 
     flexion_axis_G: the flexion axis when the experiment gives none (on a joint: its flexion
-    coordinate's axis); then the fixed bone's long axis defaults, like the moving bone's, to the line
-    from the joint centre to its centre of mass (pointing proximally), not to global +z."""
+    coordinate's axis); then the fixed bone's long axis defaults to ``long_axes_G[0]`` (from the
+    joint) or, like the moving bone's, to the line from the joint centre to its centre of mass
+    (pointing proximally). long_axes_G: (fixed, moving) long axes in G from the joint, or None.
+    Without flexion_axis_G the experiment must give the fixed bone's flexion and long axes
+    (ValueError naming them)."""
     sys_ = joint.system
     names = list(sys_.bodies.names)
     i1, i2 = names.index(experiment.fixed_body), names.index(experiment.moving_body)
@@ -125,25 +154,44 @@ def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint,
         centre = np.mean(ends, axis=0)
     else:
         centre = 0.5 * (p[i1] + p[i2])
+    if flexion_axis_G is None:
+        missing = [k for k in ("flexion_axis_fixed", "long_axis_fixed") if k not in axes]
+        if missing:
+            raise ValueError(
+                f"experiment {experiment.name!r}: the moving body {experiment.moving_body!r} has no joint, so its "
+                f"joint coordinate system needs anatomical axes; set {' and '.join(missing)} (directions in "
+                f"{experiment.fixed_body!r}'s mesh frame, the flexion axis oriented so that flexion is positive, "
+                "the long axis pointing proximally) in the experiment's axes, or give the moving body a joint")
     o1 = point_G(i1, axes["origin_fixed"]) if "origin_fixed" in axes else centre
     o2 = point_G(i2, axes["origin_moving"]) if "origin_moving" in axes else centre
     if "flexion_axis_fixed" in axes:
         I_G = dir_G(i1, axes["flexion_axis_fixed"])
     else:
-        I_G = np.array([1.0, 0, 0]) if flexion_axis_G is None else np.asarray(flexion_axis_G, float)
+        I_G = np.asarray(flexion_axis_G, float)
+
+    def across(v: np.ndarray) -> np.ndarray:
+        return v - (v @ I_G) / (I_G @ I_G) * I_G
+
+    def com_line(v: np.ndarray, which: str) -> np.ndarray:
+        if np.linalg.norm(v) < MIN_LONG_AXIS_M:
+            raise ValueError(
+                f"experiment {experiment.name!r}: the {which} bone's centre of mass lies at the joint centre, so it "
+                f"gives no long axis; set long_axis_{which} in the experiment's axes")
+        return v
+
     if "long_axis_fixed" in axes:
         K_G = dir_G(i1, axes["long_axis_fixed"])
-    elif flexion_axis_G is None:
-        K_G = np.array([0, 0, 1.0])
+    elif long_axes_G is not None:
+        K_G = across(np.asarray(long_axes_G[0], float))
     else:
-        K_G = p[i1] - centre
-        K_G = K_G - (K_G @ I_G) / (I_G @ I_G) * I_G
+        K_G = com_line(across(p[i1] - centre), "fixed")
     if "long_axis_moving" in axes:
         k_G = dir_G(i2, axes["long_axis_moving"])
+    elif long_axes_G is not None:
+        k_G = np.asarray(long_axes_G[1], float)
     else:
-        k_G = centre - p[i2]
-        k_G = k_G - (k_G @ I_G) / (I_G @ I_G) * I_G
-        if np.linalg.norm(k_G) < 1e-9:
+        k_G = across(centre - p[i2])
+        if np.linalg.norm(k_G) < MIN_LONG_AXIS_M:
             k_G = K_G
     R_GI = anatomical_frame(K_G, I_G)
     R_GM = anatomical_frame(k_G, R_GI[:, 0])
@@ -158,10 +206,31 @@ def experiment_protocol(project: Project, experiment: Experiment, joint: BuiltJo
     for role, body in (("fixed body", experiment.fixed_body), ("moving body", experiment.moving_body)):
         if body not in names:
             raise KeyError(f"experiment {experiment.name!r}: {role} {body!r} is not a mass of the project")
-    seq = load_sequence(experiment.max_load, experiment.steps, experiment.unload) if loads is None else loads
-    return LaxityProtocol(names.index(experiment.fixed_body), names.index(experiment.moving_body),
-                          joint_frames(project, experiment, joint), experiment.load_kind, tuple(float(x) for x in seq),
-                          experiment.lever_m, experiment.measure)
+    seq = experiment_loads(experiment) if loads is None else loads
+    frames = joint_frames(project, experiment, joint)
+    return replace(protocol_for(experiment, joint, names.index(experiment.fixed_body),
+                                names.index(experiment.moving_body), frames, seq),
+                   flexion_rad=math.radians(experiment.flexion_deg))
+
+
+def experiment_loads(experiment: Experiment) -> np.ndarray:
+    """The experiment's sweep: 0 → ±max_load on its sides (with unloading when asked)."""
+    return load_sequence(experiment.max_load, experiment.steps, experiment.unload, sides=experiment.sides)
+
+
+def protocol_for(experiment: Experiment, joint: BuiltJoint, fixed: int, moving: int, frames: JointFrames,
+                 loads) -> LaxityProtocol:
+    """The core protocol (without the held flexion) for bodies ``fixed``/``moving`` of the built
+    system: load kind, loads, lever, measure, the load point (L -> the moving body's B) and preload."""
+    point_B = None
+    if experiment.load_point_L is not None:
+        sys_ = joint.system
+        point_B = tuple(float(v) for v in sys_.bodies.R_BL[moving]
+                        @ (np.asarray(experiment.load_point_L, float) - sys_.bodies.com_L[moving]))
+    return LaxityProtocol(fixed, moving, frames, experiment.load_kind, tuple(float(x) for x in loads),
+                          experiment.lever_m, experiment.measure, load_point_B=point_B,
+                          preload_force=tuple(float(v) for v in experiment.preload_force_N),
+                          preload_moment=tuple(float(v) for v in experiment.preload_moment_Nm))
 
 
 def load_unit(experiment: Experiment) -> str:
@@ -177,6 +246,7 @@ def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "c
     stiff = result.stiffness() if result.loads.size >= 2 and np.ptp(result.measure) > 0 else {}
     summary = {"laxity": result.laxity, "unit": result.unit, "measure": result.measure_name,
                "stiffness": stiff, "stiffness_unit": f"{load_unit(experiment)}/{result.unit}",
+               "flexion_deg_held": float(experiment.flexion_deg),
                "flexion_deg_unloaded": float(np.degrees(result.reference_coords[0])),
                "seconds": result.seconds, "steps_solved": int(result.loads.size),
                "max_residual_N": float(result.residual_N.max()) if result.residual_N.size else 0.0}
@@ -187,7 +257,7 @@ def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "c
     params = {"experiment": experiment.name, "fixed_body": experiment.fixed_body, "moving_body": experiment.moving_body,
               "load_kind": experiment.load_kind, "max_load": experiment.max_load, "lever_m": experiment.lever_m,
               "steps": experiment.steps, "unload": experiment.unload, "flexion_deg": experiment.flexion_deg,
-              "measure": experiment.measure, **(extra_parameters or {})}
+              "measure": experiment.measure, "sides": experiment.sides, **(extra_parameters or {})}
     return RunRecord(
         study="laxity", parameters=params, status=status, message=message,
         series={"load": result.loads, "measure": result.measure, "jcs": result.coords,
@@ -221,28 +291,107 @@ def flexion_coordinate(project: Project, experiment: Experiment) -> str:
     return next((n for n in rot if "flex" in n.lower()), rot[0])
 
 
+def _tone(experiment: Experiment, system):
+    """The experiment's muscle tone as a TissueTone element bound to ``system``'s tissues (None when
+    it has none). ValueError naming a tone row that is no tissue of the system."""
+    from jointmodeller.core.studies.laxity import TissueTone
+
+    if not experiment.tissue_tone:
+        return None
+    names = list(system.tissues.names)
+    missing = [n for n, _ in experiment.tissue_tone if n not in names]
+    if missing:
+        raise ValueError(f"experiment {experiment.name!r}: tissue tone on {', '.join(map(repr, missing))}, which "
+                         "is not a tissue of the built model (an attachment wrapped over a bone mesh cannot carry tone)")
+    tone = TissueTone()
+    tone.bind(system.tissues, system.path_provider, [names.index(n) for n, _ in experiment.tissue_tone],
+              [float(t) for _, t in experiment.tissue_tone])
+    return tone
+
+
+def joint_long_axes(mp, state_q: np.ndarray, moving: str, coordinates: tuple[str, ...], flexion: str
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(fixed, moving) long axes in G from the moving body's joint: the axis of its last rotational
+    coordinate (of ``coordinates``, its joint's) other than ``flexion`` (Grood & Suntay's axial
+    rotation) at ``state_q`` for the moving
+    bone, and with the joint's own coordinates at zero for the fixed bone. None when the joint has
+    no such coordinate (a pin) or its axis lies along the flexion axis."""
+    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
+
+    tree = mp.model.system
+    names = [n for n in coordinates if n in mp.model.uindex]
+    rot = rotational_speeds(tree, state_q)
+    others = [n for n in names if n != flexion and rot[mp.model.uindex[n]]]
+    if not others:
+        return None
+    last = others[-1]
+    b = mp.model.body[moving]
+    k_flex = mp.model.uindex[flexion]
+    k_long = mp.model.uindex[last]
+    Jw, _ = tree.jacobians(tree.kinematics(state_q))
+    k_G, e1 = Jw[b, :, k_long], Jw[b, :, k_flex]
+    q_zero = np.array(state_q, float)
+    for n in names:
+        if n in mp.model.qindex:
+            q_zero[mp.model.qindex[n]] = 0.0
+    Jw0, _ = tree.jacobians(tree.kinematics(q_zero))
+    K_G = Jw0[b, :, k_long]
+    for v in (k_G, K_G):
+        if np.linalg.norm(np.cross(v, e1)) < 0.5 * np.linalg.norm(v) * np.linalg.norm(e1):
+            return None  # within 30° of the flexion axis: not a long axis
+    return K_G / np.linalg.norm(K_G), k_G / np.linalg.norm(k_G)
+
+
+def _carried_masses(project: Project, body: str) -> list[str]:
+    """``body`` and every mass whose joint chain leads to it (the limb it carries)."""
+    parent = {m.name: (m.joint.parent if m.joint is not None else None) for m in project.masses}
+    out = []
+    for name in parent:
+        n, seen = name, set()
+        while n is not None and n not in seen:
+            if n == body:
+                out.append(name)
+                break
+            seen.add(n)
+            n = parent.get(n)
+    return out
+
+
+def _joint_child_origin_B(joint: BuiltJoint, body: int, spec) -> np.ndarray:
+    """The moving body's joint frame origin (its frame_child) in the body frame B."""
+    sys_ = joint.system
+    r_L = np.zeros(3) if spec is None else np.asarray(spec.frame_child.origin_L, float)
+    return sys_.bodies.R_BL[body] @ (r_L - sys_.bodies.com_L[body])
+
+
 def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.ndarray | None = None,
                        progress: Progress | None = None, cancel: Callable[[], bool] | None = None
                        ) -> tuple[LaxityResult, dict]:
     """The sweep of an experiment on a project with joints: the moving body's flexion coordinate is
-    locked at ``experiment.flexion_deg``, every other coordinate is free or locked as the project
-    says, and each load's equilibrium is solved on the tree with the project's loads and gravity
-    acting. Returns the result and run parameters (the held coordinate)."""
+    locked at ``flexion_sign · experiment.flexion_deg``, every other coordinate is free or locked as
+    the project says, and each load's equilibrium is solved on the tree with the project's loads,
+    gravity, the experiment's preload and tissue tone acting. Returns the result and run parameters
+    (the held coordinate and its value)."""
     from jointmodeller.app.coordinates import set_coordinates
     from jointmodeller.app.mobilized import build_mobilized, initial_state, mech_kinematics_at
     from jointmodeller.core.studies.equilibrium import default_load_time
-    from jointmodeller.core.studies.laxity import ExperimentLoad, run_tree_sweep
+    from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
     from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
 
     for role, body in (("fixed body", experiment.fixed_body), ("moving body", experiment.moving_body)):
         if body not in [m.name for m in project.masses]:
             raise KeyError(f"experiment {experiment.name!r}: {role} {body!r} is not a mass of the project")
     flex = flexion_coordinate(project, experiment)
-    held = set_coordinates(project, lock=(flex,), values={flex: math.radians(experiment.flexion_deg)})
+    held_rad = experiment.flexion_sign * math.radians(experiment.flexion_deg)
+    held = set_coordinates(project, lock=(flex,), values={flex: held_rad})
     load = ExperimentLoad(0, np.zeros(3), np.zeros(3), np.zeros(3))
-    mp = build_mobilized(held, extra_elements=[load])
+    tone = TissueTone()
+    mp = build_mobilized(held, extra_elements=[load, tone])
     names = list(mp.built.body_names)
     load.body = names.index(experiment.moving_body)
+    bound = _tone(experiment, mp.built.system)
+    if bound is not None:
+        tone.bind(bound.tissues, bound.provider, bound.rows, bound.tension_N)
     state0 = initial_state(mp, t=default_load_time(mp.built.system))
     kin0 = mech_kinematics_at(mp, state0.q)
     by_name = {a.name: a.spring for a in held.attachments}
@@ -254,23 +403,39 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     axis = Jw[mp.model.body[experiment.moving_body], :, k]
     if not rotational_speeds(tree, state0.q)[k] or np.linalg.norm(axis) < 1e-12:
         raise ValueError(f"experiment {experiment.name!r}: coordinate {flex!r} does not turn the moving body")
-    frames = joint_frames(held, experiment, joint, flexion_axis_G=axis / np.linalg.norm(axis))
-    seq = load_sequence(experiment.max_load, experiment.steps, experiment.unload) if loads is None else loads
-    protocol = LaxityProtocol(names.index(experiment.fixed_body), load.body, frames, experiment.load_kind,
-                              tuple(float(x) for x in seq), experiment.lever_m, experiment.measure)
+    axis = experiment.flexion_sign * axis / np.linalg.norm(axis)
+    moving_joint = held.mass(experiment.moving_body).joint
+    long_axes = joint_long_axes(mp, state0.q, experiment.moving_body,
+                                moving_joint.coordinates if moving_joint else (), flex)
+    if long_axes is not None:  # point them proximally: from the limb carried by the moving bone to the joint
+        carried = _carried_masses(held, experiment.moving_body)
+        m = np.array([held.mass(n).mass_kg for n in carried])
+        com = (m[:, None] * kin0.p_G[[names.index(n) for n in carried]]).sum(axis=0) / m.sum()
+        centre = kin0.p_G[load.body] + kin0.R_GB[load.body] @ _joint_child_origin_B(joint, load.body, moving_joint)
+        if (centre - com) @ long_axes[1] < 0:
+            long_axes = (-long_axes[0], -long_axes[1])
+    frames = joint_frames(held, experiment, joint, flexion_axis_G=axis, long_axes_G=long_axes)
+    seq = experiment_loads(experiment) if loads is None else loads
+    protocol = protocol_for(experiment, joint, names.index(experiment.fixed_body), load.body, frames, seq)
     result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
                             progress=progress, cancel=cancel)
-    return result, {"system": "tree", "flexion_coordinate": flex}
+    return result, {"system": "tree", "flexion_coordinate": flex,
+                    "flexion_coordinate_deg": math.degrees(held_rad)}
 
 
 def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint | None = None,
                   loads: np.ndarray | None = None, progress: Progress | None = None,
                   cancel: Callable[[], bool] | None = None, warm_start: bool = True) -> LaxityResult:
     """The core sweep of an experiment of ``project`` on free bodies (builds the joint unless one is
-    given); projects with joints go through :func:`sweep_tree_project`."""
+    given), the JCS flexion held at ``experiment.flexion_deg``; projects with joints go through
+    :func:`sweep_tree_project`."""
     joint = joint or build_joint(project)
     protocol = experiment_protocol(project, experiment, joint, loads)
-    return run_sweep(joint.system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
+    system = joint.system
+    tone = _tone(experiment, system)
+    if tone is not None:
+        system = replace(system, extra_elements=[*system.extra_elements, tone])
+    return run_sweep(system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
                      progress=progress, cancel=cancel)
 
 
@@ -306,6 +471,8 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     run = result_to_run(result, experiment, extra_parameters=extra)
     if experiment.measured:
         run.summary["fit"] = compare_with_measured(run, experiment.measured)
+        if run.summary["fit"].get("note"):
+            run.message = run.summary["fit"]["note"]
     return run
 
 
@@ -340,12 +507,27 @@ def simulated_at(loads_sim: np.ndarray, values_sim: np.ndarray, loads: np.ndarra
 
 
 def compare_with_measured(run: RunRecord, measured: tuple[MeasuredPoint, ...]) -> dict:
-    """RMSE and maximum error of the run's curve against measured points (all repeats), and per repeat."""
+    """RMSE and maximum error of the run's curve against measured points (all repeats), and per repeat.
+    Measured points outside the swept loads are left out of the comparison; ``note`` says how many."""
     ml = np.array([p.load for p in measured])
     mv = np.array([p.value for p in measured])
     mr = np.array([p.repeat for p in measured])
+    swept = np.asarray(run.series["load"], float)
+    note = ""
+    if swept.size:
+        span = max(abs(swept.min()), abs(swept.max()), 1e-12)
+        inside = (ml >= swept.min() - 1e-9 * span) & (ml <= swept.max() + 1e-9 * span)
+        if not inside.all():
+            note = (f"{int((~inside).sum())} of {ml.size} measured points lie outside the swept loads "
+                    f"{swept.min():g}..{swept.max():g} and were left out of the comparison")
+            ml, mv, mr = ml[inside], mv[inside], mr[inside]
+    if not ml.size or not swept.size:
+        return {"note": note or "no measured point to compare", "points_compared": 0}
     sim = simulated_at(run.series["load"], run.series["measure"], ml)
     out = fit_metrics(sim, mv)
+    out["points_compared"] = int(ml.size)
+    if note:
+        out["note"] = note
     out["per_repeat"] = {str(int(r)): fit_metrics(sim[mr == r], mv[mr == r]) for r in np.unique(mr)}
     out["measured_laxity"] = float(np.ptp(mv))
     return out
@@ -353,7 +535,7 @@ def compare_with_measured(run: RunRecord, measured: tuple[MeasuredPoint, ...]) -
 
 def _loads_with_measured(experiment: Experiment, measured_loads: np.ndarray) -> np.ndarray:
     """The experiment's sweep with the measured loads added (so the fit needs no interpolation)."""
-    base = load_sequence(experiment.max_load, experiment.steps, False, both=True)
+    base = load_sequence(experiment.max_load, experiment.steps, False, sides=experiment.sides)
     allv = np.unique(np.round(np.concatenate([base, measured_loads]), 12))
     pos = allv[allv >= 0]
     neg = allv[allv < 0][::-1]
@@ -557,7 +739,11 @@ def experiment_dict(experiment: Experiment) -> dict:
     return {"name": experiment.name, "fixed_body": experiment.fixed_body, "moving_body": experiment.moving_body,
             "load_kind": experiment.load_kind, "max_load": experiment.max_load, "lever_m": experiment.lever_m,
             "steps": experiment.steps, "unload": experiment.unload, "flexion_deg": experiment.flexion_deg,
-            "measure": experiment.measure, "measured_points": len(experiment.measured)}
+            "measure": experiment.measure, "measured_points": len(experiment.measured), "sides": experiment.sides,
+            "flexion_sign": experiment.flexion_sign,
+            "load_point_L": None if experiment.load_point_L is None else list(experiment.load_point_L),
+            "preload_force_N": list(experiment.preload_force_N), "preload_moment_Nm": list(experiment.preload_moment_Nm),
+            "tissue_tone_N": dict(experiment.tissue_tone)}
 
 
 def tissue_parameters(project: Project) -> dict:
@@ -606,6 +792,9 @@ def write_report(out_dir, project: Project, experiment: Experiment, run: RunReco
     files += images
     summary = {"title": f"{project.info.title}: {experiment.name}", "project": project.info.title,
                "experiment": experiment_dict(experiment), **run.summary, "status": run.status,
+               **({"message": run.message} if run.message else {}),
+               **{k: run.parameters[k] for k in ("system", "flexion_coordinate", "flexion_coordinate_deg")
+                  if k in run.parameters},
                "parameters": tissue_parameters(project)}
     if calibration is not None:
         summary["calibration"] = calibration.as_dict()
@@ -646,7 +835,7 @@ def _check_measured_in_sweep(experiment: Experiment, source=None) -> None:
     if not experiment.measured:
         return
     loads = np.array([p.load for p in experiment.measured], float)
-    sweep = load_sequence(experiment.max_load, experiment.steps, experiment.unload)
+    sweep = experiment_loads(experiment)
     lo, hi = float(sweep.min()), float(sweep.max())
     span = max(abs(lo), abs(hi), 1e-12)
     if loads.min() < lo - 1e-9 * span or loads.max() > hi + 1e-9 * span:
@@ -682,13 +871,18 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
     _check_measured_in_sweep(exp, data)
     out_dir.mkdir(parents=True, exist_ok=True)  # every input checked: now the folder may be made
     joint = build_joint(project)
-    total = len(load_sequence(exp.max_load, exp.steps, exp.unload))
+    total = len(experiment_loads(exp))
     run = run_laxity(project, exp.name, None if progress is None else (lambda i, n, lo, v: progress("sweep", i, n)),
                      joint=joint)
+    with ProjectStore(project_path) as store:  # a failed sweep too: its solved steps are kept
+        run_id = store.save_run(run)
     if run.status == "failed":
-        raise RuntimeError(f"laxity sweep failed: {run.message}")
-    with ProjectStore(project_path) as store:
-        store.save_run(run)
+        solved = int(run.series["load"].size) if "load" in run.series else 0
+        if solved:
+            write_report(out_dir, project, exp, run, extra={"run_id": run_id, "steps": total})
+        kept = (f"its {solved} solved step(s) are stored as run #{run_id} and reported in {out_dir}" if solved
+                else f"stored as failed run #{run_id}")
+        raise RuntimeError(f"laxity sweep failed: {run.message}; {kept}")
     fit = cal_run = None
     extra: dict = {}
     if calibrate:
@@ -712,6 +906,6 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
                                 progress=None if progress is None else (lambda i, n: progress("study", i, n)))
         with ProjectStore(project_path) as store:
             store.save_run(study)
-    extra["run_id"] = run.id
+    extra["run_id"] = run_id
     extra["steps"] = total
     return write_report(out_dir, project, exp, run, calibration=fit, calibrated_run=cal_run, study=study, extra=extra)

@@ -309,14 +309,25 @@ class Experiment:
     """A laxity experiment: a quasi-static load sweep on a moving body relative to a fixed one.
 
     load_kind: varus_valgus, anterior_posterior, internal_external, compression.
-    max_load: N (forces) or N·m (torques); lever_m: for varus_valgus, the distance from the joint at
-    which the force acts. steps: load steps from 0 to +max (and 0 to −max); unload: sweep back.
-    flexion_deg: the joint pose. measure: which JCS quantity (e.g. "varus_valgus_deg").
+    max_load: N (forces) or N·m (torques); lever_m: for varus_valgus (the one kind whose force is
+    meant as a moment), the distance from the joint down the moving long axis at which the force
+    acts; the other kinds ignore it (0 is allowed). steps: load steps from 0 to ±max; sides: "both"
+    (0 → +max, then 0 → −max), "positive" or "negative" (one-sided); unload: sweep back.
+    flexion_deg: the held anatomical flexion, positive in flexion (app.laxity docstring: how it poses
+    a joint's coordinate, ``flexion_sign``). measure: which JCS quantity (e.g. "varus_valgus_deg").
     axes: named anatomical landmarks in L of the fixed/moving bodies defining the joint coordinate
-    system (e.g. {"flexion_axis_a": ..., ...}); empty means the defaults of the study.
+    system (app.laxity.AXIS_KEYS); a moving body without a joint needs at least the fixed bone's
+    flexion and long axes.
     flexion_coordinate: on a project with joints, the coordinate of the moving body's joint that is
-    held at flexion_deg (empty: the rotational coordinate of that joint whose axis lies closest to
-    the flexion axis).
+    held at flexion_deg (empty: its rotational coordinate named like "flex", else its first).
+    flexion_sign: +1 when that coordinate grows in flexion (OpenSim JAM's knee_flex_r, arm26's
+    r_elbow_flex), −1 when it shrinks (gait2392's knee_angle_r): coordinate = sign · flexion_deg.
+    load_point_L: where the sweep's force acts, in the moving body's L [m] (JAM: 10 cm distal on the
+    tibia); None: at the moving JCS origin (varus_valgus: lever_m down the long axis).
+    preload_force_N, preload_moment_Nm: a constant joint load on the moving body (at the load point),
+    components along the JCS axes e1, e2, e3 of the initial pose; it acts from the unloaded pose on.
+    tissue_tone: (attachment name, tension N) pairs: a constant force along each tissue's path
+    (muscle tone) on top of its own law.
     """
 
     name: str
@@ -332,6 +343,12 @@ class Experiment:
     axes: tuple[tuple[str, Vec3], ...] = ()
     measured: tuple[MeasuredPoint, ...] = ()
     flexion_coordinate: str = ""
+    flexion_sign: int = 1
+    sides: str = "both"
+    load_point_L: Vec3 | None = None
+    preload_force_N: Vec3 = (0.0, 0.0, 0.0)
+    preload_moment_Nm: Vec3 = (0.0, 0.0, 0.0)
+    tissue_tone: tuple[tuple[str, float], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------

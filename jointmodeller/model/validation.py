@@ -45,6 +45,8 @@ CONSTRAINT_KINDS = (
     "coordinate_coupler", "point_on_plane", "point_on_line", "ball", "weld", "rod", "prescribed_motion",
 )
 LOAD_KINDS = ("varus_valgus", "anterior_posterior", "internal_external", "compression")
+SWEEP_SIDES = ("both", "positive", "negative")
+"""Experiment sweeps: two-sided, or one-sided towards +max or −max (core.studies.laxity.SWEEP_SIDES)."""
 COLOUR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 EULER_RE = re.compile(r"^([xyz]{3}|[XYZ]{3})$")
 INERTIA_RTOL = 1e-9
@@ -233,6 +235,10 @@ def _gyration_problem(inertia: object, mass_kg: float) -> str | None:
                 f"{', '.join(f'{x:.3g}' for x in r.tolist())} m for {mass_kg:g} kg, outside the physical range "
                 f"{_fmt_range(lo, hi, 'm')}; check the units")
     return None
+
+
+gyration_problem = _gyration_problem
+"""Public name for importers that replace an absurd inertia instead of refusing the file."""
 
 
 def _check_function(c: _Collector, section: str, row: str, field: str, fn: FunctionSpec) -> None:
@@ -484,7 +490,7 @@ def _check_constraint(c: _Collector, i: int, k: ConstraintSpec, masses: set[str]
         _check_function(c, s, r, "function", k.function)
 
 
-def _check_experiment(c: _Collector, i: int, e: Experiment, masses: set[str]) -> None:
+def _check_experiment(c: _Collector, i: int, e: Experiment, masses: set[str], attachments: set[str]) -> None:
     s, r = "Experiments", _row_name(e, i)
     _check_body_ref(c, s, r, "fixed_body", e.fixed_body, masses)
     _check_body_ref(c, s, r, "moving_body", e.moving_body, masses)
@@ -493,7 +499,32 @@ def _check_experiment(c: _Collector, i: int, e: Experiment, masses: set[str]) ->
     if e.load_kind not in LOAD_KINDS:
         c.add(s, r, "load_kind", f"must be one of {', '.join(LOAD_KINDS)}, got {e.load_kind!r}")
     c.positive(s, r, "max_load", e.max_load, limit=FORCE_LIMIT_N, unit="(N or N·m)")
-    c.positive(s, r, "lever_m", e.lever_m, limit=POSITION_LIMIT_M, unit="m")
+    moment_meant = e.load_kind == "varus_valgus" and e.load_point_L is None
+    c.positive(s, r, "lever_m", e.lever_m, allow_zero=not moment_meant, limit=POSITION_LIMIT_M, unit="m")
+    if e.sides not in SWEEP_SIDES:
+        c.add(s, r, "sides", f"must be one of {', '.join(SWEEP_SIDES)}, got {e.sides!r}")
+    if e.flexion_sign not in (1, -1) or isinstance(e.flexion_sign, bool):
+        c.add(s, r, "flexion_sign", f"must be 1 (the coordinate grows in flexion) or -1, got {e.flexion_sign!r}")
+    if e.load_point_L is not None:
+        c.position(s, r, "load_point_L", e.load_point_L)
+    if c.vector(s, r, "preload_force_N", e.preload_force_N):
+        for j, v in enumerate(e.preload_force_N):
+            c.within(s, r, f"preload_force_N[{j}]", v, FORCE_LIMIT_N, "N")
+    if c.vector(s, r, "preload_moment_Nm", e.preload_moment_Nm):
+        for j, v in enumerate(e.preload_moment_Nm):
+            c.within(s, r, f"preload_moment_Nm[{j}]", v, FORCE_LIMIT_N, "N·m")
+    seen_tone: set[str] = set()
+    for j, item in enumerate(e.tissue_tone):
+        if len(item) != 2 or not isinstance(item[0], str):
+            c.add(s, r, f"tissue_tone[{j}]", "must be (attachment name, tension in N)")
+            continue
+        name, tension = item
+        if name in seen_tone:
+            c.add(s, r, f"tissue_tone[{j}]", f"{name!r} is listed twice")
+        seen_tone.add(name)
+        if name not in attachments:
+            c.add(s, r, f"tissue_tone[{j}]", f"no attachment named {name!r}")
+        c.within(s, r, f"tissue_tone[{j}]", tension, FORCE_LIMIT_N, "N")
     if not isinstance(e.steps, int) or isinstance(e.steps, bool) or not 2 <= e.steps <= 1000:
         c.add(s, r, "steps", f"must be a whole number from 2 to 1000, got {e.steps!r}")
     c.within(s, r, "flexion_deg", e.flexion_deg, ANGLE_LIMIT_DEG, "deg")
@@ -549,7 +580,7 @@ def project_problems(project: Project) -> list[Problem]:
     for i, k in enumerate(project.constraints):
         _check_constraint(c, i, k, masses)
     for i, e in enumerate(project.experiments):
-        _check_experiment(c, i, e, masses)
+        _check_experiment(c, i, e, masses, {a.name for a in project.attachments})
     _check_joint_tree(c, project)
     return c.problems
 

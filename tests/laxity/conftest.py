@@ -28,8 +28,10 @@ def synthetic_project(lateral_k: float = 2.0e5, medial_k: float = 2.0e5, steps: 
     # a central strut in compression stands in for cartilage contact (pre-tensions the ligaments)
     atts.append(Attachment("strut", "strut", "upper", "lower", (0.0, 0.0, -0.15), (0.0, 0.0, 0.09),
                            initial_length_m=0.012))
+    # no joint: the JCS needs anatomical axes (flexion about +x, long axes along +z)
     exp = Experiment("vv", "upper", "lower", "varus_valgus", max_load=max_load, lever_m=0.3, steps=steps,
-                     flexion_deg=0.0, measure="varus_valgus_deg")
+                     flexion_deg=0.0, measure="varus_valgus_deg",
+                     axes=(("flexion_axis_fixed", (1.0, 0.0, 0.0)), ("long_axis_fixed", (0.0, 0.0, 1.0))))
     return Project(info=ProjectInfo(title="synthetic joint", gravity_G=(0.0, 0.0, 0.0)), springs=springs,
                    masses=(upper, lower), attachments=tuple(atts), experiments=(exp,))
 

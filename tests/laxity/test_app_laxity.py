@@ -204,3 +204,65 @@ def test_a_failed_sweep_keeps_the_steps_solved(project, monkeypatch):
     assert run.status == "failed"
     assert "load 10 N" in run.message and "line search failed" in run.message
     np.testing.assert_allclose(run.series["load"], [0.0, 5.0])
+
+
+def test_laxity_command_stores_the_partial_run_and_its_report(project, tmp_path, monkeypatch):
+    """Issue 15 item 5: a sweep that fails part-way is stored (its solved steps) and reported, and the
+    command's one-line error says so."""
+    from jointmodeller.core.studies import laxity as core
+
+    real = core.QuasiStaticSolver.solve
+
+    def failing(self, x, J=None):
+        if self.load.magnitude > 7.0:
+            raise core.EquilibriumFailed("line search failed at |r| = 3 N")
+        return real(self, x, J)
+
+    monkeypatch.setattr(core.QuasiStaticSolver, "solve", failing)
+    path = tmp_path / "joint.jmdb"
+    save_project(path, project)
+    with pytest.raises(RuntimeError, match=r"2 solved step\(s\) are stored as run #1"):
+        laxity_command(path, out_dir=tmp_path / "out")
+    with ProjectStore(path) as store:
+        runs = store.list_runs()
+        kept = store.load_run(runs[0].id)
+    assert [r.status for r in runs] == ["failed"]
+    np.testing.assert_allclose(kept.series["load"], [0.0, 5.0])
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert on_disk["status"] == "failed" and "load 10 N" in on_disk["message"]
+
+
+def test_measured_points_beyond_the_sweep_are_left_out_in_one_line(project):
+    """run --study laxity with measured loads beyond max_load: the sweep's run is completed and the
+    comparison covers the swept range, saying how many points it left out."""
+    pts = measured_from(project) + (MeasuredPoint(35.0, 1.0, 0), MeasuredPoint(-40.0, -1.0, 0))
+    run = run_laxity(project.with_rows("experiments", (replace(find_experiment(project), measured=pts),)))
+    assert run.status == "completed"
+    assert run.summary["fit"]["points_compared"] == len(pts) - 2
+    assert run.summary["fit"]["rmse"] < 1e-9
+    assert run.message == f"2 of {len(pts)} measured points lie outside the swept loads -20..20 and were left out of the comparison"
+
+
+def test_free_bones_without_axes_are_refused_naming_what_to_set(project):
+    """No joint and no anatomical axes: refused (global axes are never assumed)."""
+    bare = project.with_rows("experiments", (replace(find_experiment(project), axes=()),))
+    run = run_laxity(bare)
+    assert run.status == "failed"
+    assert "set flexion_axis_fixed and long_axis_fixed" in run.message and "'lower' has no joint" in run.message
+    half = (("flexion_axis_fixed", (1.0, 0.0, 0.0)),)
+    run = run_laxity(project.with_rows("experiments", (replace(find_experiment(project), axes=half),)))
+    assert run.status == "failed" and "set long_axis_fixed " in run.message
+
+
+def test_free_bones_hold_the_experiment_flexion(project):
+    """On free bones the JCS flexion is held at flexion_deg (the initial pose reads 0°): the report
+    states it, and every loaded pose keeps it."""
+    exp = replace(find_experiment(project), flexion_deg=12.0, steps=3)
+    run = run_laxity(project.with_rows("experiments", (exp,)))
+    assert run.status == "completed", run.message
+    assert run.summary["flexion_deg_held"] == 12.0
+    assert run.summary["flexion_deg_unloaded"] == pytest.approx(12.0, abs=1e-12)
+    np.testing.assert_allclose(run.series["jcs"][:, 0], 0.0, atol=1e-12)
+    level = run_laxity(project.with_rows("experiments", (replace(exp, flexion_deg=0.0),)))
+    assert level.summary["flexion_deg_unloaded"] == pytest.approx(0.0, abs=1e-12)
+    assert abs(run.summary["laxity"] - level.summary["laxity"]) > 1e-3  # the pose really changed

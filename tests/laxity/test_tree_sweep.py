@@ -87,3 +87,100 @@ def test_the_held_coordinate_is_set_to_the_experiment_flexion():
     assert failed.status == "failed" and "is not a coordinate" in failed.message
     failed = run_laxity(project.with_rows("experiments", (bad,)))
     assert failed.status == "failed" and "does not turn the moving body" in failed.message
+
+
+MIRROR = np.diag([1.0, 1.0, -1.0])  # the sagittal plane z = 0: a right knee's left twin
+
+
+def mirrored(project: Project) -> Project:
+    """The mirror image of a knee_like project in z = 0: every point mirrored, the custom joint's
+    rotation axes mirrored as axial vectors (−M·a) and its translation axes as vectors (M·a)."""
+    def m(v):
+        return tuple(float(x) for x in MIRROR @ np.asarray(v, float))
+
+    def joint(j: JointSpec) -> JointSpec:
+        params = dict(j.parameters)
+        for r, default in (("rotation1", (0, 0, 1)), ("rotation2", (1, 0, 0)), ("rotation3", (0, 1, 0))):
+            a = np.array([params.get(f"{r}_{c}", d) for c, d in zip("xyz", default)], float)
+            params.update({f"{r}_{c}": float(v) for c, v in zip("xyz", -MIRROR @ a)})
+        for t, default in (("translation1", (1, 0, 0)), ("translation2", (0, 1, 0)), ("translation3", (0, 0, 1))):
+            a = np.array([params.get(f"{t}_{c}", d) for c, d in zip("xyz", default)], float)
+            params.update({f"{t}_{c}": float(v) for c, v in zip("xyz", MIRROR @ a)})
+        return replace(j, parameters=tuple(params.items()))
+
+    masses = tuple(replace(x, com_L=m(x.com_L), position_G=m(x.position_G),
+                           joint=None if x.joint is None else joint(x.joint)) for x in project.masses)
+    atts = tuple(replace(a, point_a_L=m(a.point_a_L), point_b_L=m(a.point_b_L)) for a in project.attachments)
+    return replace(project, masses=masses, attachments=atts)
+
+
+@pytest.mark.parametrize("load_kind", ["anterior_posterior", "varus_valgus", "internal_external"])
+def test_a_mirrored_knee_gives_mirrored_answers(load_kind):
+    """JCS from the joint (no axes given) on a knee and on its mirror image: flexion, anterior–posterior
+    and distraction are equal; varus–valgus, internal–external and medial–lateral change sign, and a
+    force along e1 or a torque about e3 (axial vectors under the mirror) is the mirror of the opposite
+    load on the other side (app.laxity docstring)."""
+    right = knee_like(gs_custom_joint(), load_kind)
+    right = right.with_rows("experiments", (replace(right.experiments[0], axes=(), flexion_deg=15.0),))
+    left = mirrored(right)
+    runs = [run_laxity(p) for p in (right, left)]
+    for run in runs:
+        assert run.status == "completed", run.message
+        assert run.summary["flexion_deg_unloaded"] == pytest.approx(15.0, abs=1e-9)
+    (r, l) = runs
+    loads = r.series["load"]
+    np.testing.assert_array_equal(loads, l.series["load"])
+    if load_kind == "anterior_posterior":  # a force along e2 (in the mirror plane) mirrors itself
+        other = np.arange(loads.size)
+    else:  # the same load on the left is the mirror of the opposite load on the right
+        other = np.array([int(np.flatnonzero(loads == -x)[0]) for x in loads])
+    sign = np.array([1.0, -1.0, -1.0, -1.0, 1.0, 1.0])  # flexion, vv, ie, ml, ap, distraction
+    assert np.ptp(r.series["measure"]) > 0.02  # the load moves the joint (mm or deg), far beyond 1e-6
+    jcs_scale = np.array([1.0, 1.0, 1.0, 1e3, 1e3, 1e3])  # rad and mm
+    # both solve to 1e-6 N against stiffnesses ≥ 1e4 N/m (as above): 1e-6 rad or mm leaves room
+    np.testing.assert_allclose(l.series["jcs"] * jcs_scale, (r.series["jcs"][other] * sign) * jcs_scale, atol=1e-6)
+    np.testing.assert_allclose(l.series["tissue_tension_N"], r.series["tissue_tension_N"][other], atol=1e-5)
+
+
+def test_flexion_sign_poses_a_coordinate_that_shrinks_in_flexion():
+    """A joint whose flexion coordinate turns about −z (like gait2392's knee_angle_r) with
+    flexion_sign −1 is posed at coordinate −20° and gives the same sweep as the +z joint at +20°."""
+    base = knee_like(gs_custom_joint(), "anterior_posterior")
+    exp = replace(base.experiments[0], axes=(), flexion_deg=20.0)
+    plus = base.with_rows("experiments", (exp,))
+    j = base.mass("tibia").joint
+    flipped = replace(j, parameters=tuple((k, -v if k.startswith("rotation1") else v) for k, v in j.parameters))
+    minus = replace(plus, masses=tuple(replace(m, joint=flipped) if m.name == "tibia" else m for m in plus.masses))
+    minus = minus.with_rows("experiments", (replace(exp, flexion_sign=-1),))
+    a, b = run_laxity(plus), run_laxity(minus)
+    assert a.status == b.status == "completed", (a.message, b.message)
+    assert a.parameters["flexion_coordinate_deg"] == pytest.approx(20.0)
+    assert b.parameters["flexion_coordinate_deg"] == pytest.approx(-20.0)
+    assert a.summary["flexion_deg_unloaded"] == pytest.approx(20.0, abs=1e-9)
+    assert b.summary["flexion_deg_unloaded"] == pytest.approx(20.0, abs=1e-9)
+    np.testing.assert_allclose(b.series["jcs"], a.series["jcs"], atol=1e-9)
+
+
+def test_preload_tone_load_point_and_one_sided_sweep_agree_on_both_engines():
+    """A compressive preload, a moment preload, 15 N of tone on one ligament, the drawer force 10 cm
+    distal on the tibia (lever_m 0) and a one-sided sweep: the free-body and the tree sweep find the same
+    equilibria, and the preload and tone really move the unloaded pose."""
+    base = knee_like(None, "anterior_posterior")
+    exp = replace(base.experiments[0], lever_m=0.0, sides="negative", load_point_L=(0.0, -0.1, 0.0),
+                  preload_force_N=(0.0, 0.0, -20.0), preload_moment_Nm=(0.0, 0.05, 0.0),
+                  tissue_tone=(("lig4", 15.0),))
+    free_p = base.with_rows("experiments", (exp,))
+    tree_p = replace(free_p, masses=tuple(replace(m, joint=gs_custom_joint()) if m.name == "tibia" else m
+                                          for m in free_p.masses))
+    free, tree = run_laxity(free_p), run_laxity(tree_p)
+    assert free.status == tree.status == "completed", (free.message, tree.message)
+    np.testing.assert_allclose(free.series["load"], [0.0, -20 / 3, -40 / 3, -20.0], atol=1e-12)
+    np.testing.assert_allclose(tree.series["measure"], free.series["measure"], atol=1e-6)
+    np.testing.assert_allclose(tree.series["tissue_tension_N"], free.series["tissue_tension_N"], atol=1e-5)
+    plain = run_laxity(base)
+    # the unloaded ligament tensions carry the preload: far beyond the solver's 1e-6 N
+    assert np.abs(free.series["tissue_tension_N"][0] - plain.series["tissue_tension_N"][0]).max() > 1.0
+    # and the load point 10 cm distal turns the tibia under the drawer force (a moment that the default
+    # point, the joint centre, does not apply; flexion is held, so only its small share about e2, e3 shows)
+    at_origin = run_laxity(base.with_rows("experiments", (replace(exp, load_point_L=None),)))
+    assert np.abs(free.series["jcs"][-1, 1:3] - at_origin.series["jcs"][-1, 1:3]).max() > 1e-4

@@ -58,20 +58,31 @@ def parse_measure(measure: str) -> tuple[int, float, str]:
                      + ", ".join(f"{n}_deg" if i < 3 else f"{n}_mm" for i, n in enumerate(COORDINATE_NAMES)))
 
 
-def load_sequence(max_load: float, steps: int, unload: bool = False, both: bool = True) -> np.ndarray:
+SWEEP_SIDES = ("both", "positive", "negative")
+"""Which way a sweep loads: 0 → +max then 0 → −max, only 0 → +max, or only 0 → −max."""
+
+
+def load_sequence(max_load: float, steps: int, unload: bool = False, both: bool = True,
+                  sides: str | None = None) -> np.ndarray:
     """Loads of a sweep: 0 → +max in ``steps`` values (then back to 0 if ``unload``), then
-    −Δ → −max (and back). (k,) with k = 2·steps − 1 for a two-sided sweep without unloading."""
+    −Δ → −max (and back). (k,) with k = 2·steps − 1 for a two-sided sweep without unloading.
+    sides (one of :data:`SWEEP_SIDES`, overrides ``both``): "positive" is 0 → +max only,
+    "negative" 0 → −max only (k = steps, or 2·steps − 1 with unloading)."""
     if steps < 2:
         raise ValueError("a sweep needs at least 2 steps")
+    if sides is not None and sides not in SWEEP_SIDES:
+        raise ValueError(f"sweep sides {sides!r}: expected one of {', '.join(SWEEP_SIDES)}")
     up = np.linspace(0.0, float(max_load), int(steps))
+    if sides == "negative":
+        up = -up
     seq = [up]
     if unload:
         seq.append(up[-2::-1])
-    if both:
+    if (both and sides is None) or sides == "both":
         seq.append(-up[1:])
         if unload:
             seq.append(-up[-2::-1])
-    return np.concatenate(seq)
+    return np.concatenate(seq) + 0.0  # no -0.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,14 @@ class LaxityProtocol:
     measure: str = "varus_valgus_deg"
     flexion_rad: float | None = None
     """Hold the flexion at this JCS angle; None holds the flexion of the initial pose."""
+    load_point_B: tuple[float, float, float] | None = None
+    """Where the sweep's force acts, in the moving body's frame B [m]; None: the moving origin (and
+    ``lever_m`` down the moving long axis for varus_valgus)."""
+    preload_force: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """A constant force [N] on the moving body at the load point, components along the JCS axes
+    (e1, e2, e3) of the initial pose; acts at every step, the unloaded pose included."""
+    preload_moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """A constant moment [N·m] on the moving body about the JCS axes (e1, e2, e3) of the initial pose."""
 
     def __post_init__(self) -> None:
         if self.load_kind not in LOAD_KINDS:
@@ -107,12 +126,78 @@ class ExperimentLoad:
     force_dir_G: np.ndarray
     torque_dir_G: np.ndarray
     magnitude: float = 0.0
+    preload_force_G: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    """A constant force [N] at ``preload_r_B`` and a constant torque [N·m], whatever the magnitude."""
+    preload_torque_G: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    preload_r_B: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
         f = self.magnitude * self.force_dir_G
-        arm_G = kin.R_GB[self.body] @ self.r_B
-        force_G[self.body] += f
-        torque_G[self.body] += np.cross(arm_G, f) + self.magnitude * self.torque_dir_G
+        R = kin.R_GB[self.body]
+        force_G[self.body] += f + self.preload_force_G
+        torque_G[self.body] += (np.cross(R @ self.r_B, f) + self.magnitude * self.torque_dir_G
+                                + np.cross(R @ self.preload_r_B, self.preload_force_G) + self.preload_torque_G)
+
+    def set_preload(self, protocol: "LaxityProtocol", p_G: np.ndarray, R_GB: np.ndarray) -> None:
+        """The protocol's preload in G from the JCS axes at the pose p_G (n, 3), R_GB (n, 3, 3)."""
+        self.preload_force_G, self.preload_torque_G, self.preload_r_B = preload_vectors(protocol, p_G, R_GB)
+
+
+@dataclass
+class TissueTone:
+    """ForceElement: a constant tension [N] along the current path of some tissues (muscle tone),
+    added to whatever the tissues' own laws give. tissues: the system's TissueSet; rows (k,) which
+    tissues; tension_N (k,); provider: the system's path provider (tissues routed through via points
+    or wrap objects). The element is filled in after the system is built (``bind``)."""
+
+    tension_N: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tissues: object = None
+    provider: object = None
+    smooth = True
+
+    def bind(self, tissues, provider, rows, tension_N) -> None:
+        self.tissues, self.provider = tissues, provider
+        self.rows = np.asarray(rows, np.int64)
+        self.tension_N = np.asarray(tension_N, float)
+        wrapped = np.asarray(tissues.wrapped, bool)[self.rows] if self.rows.size else np.zeros(0, bool)
+        if wrapped.any() and provider is None:
+            raise ValueError("tone on a routed tissue needs the system's path provider")
+
+    def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        from jointmodeller.core.mechanics.forces import apply_point_forces
+        from jointmodeller.core.mechanics.tissues import straight_tissue_geometry
+
+        if not self.rows.size:
+            return
+        ts = self.tissues
+        wrapped = np.asarray(ts.wrapped, bool)[self.rows]
+        bodies, points, forces = [], [], []
+        for mask in (~wrapped, wrapped):
+            idx = self.rows[mask]
+            if not idx.size:
+                continue
+            T = self.tension_N[mask]
+            if mask is wrapped:
+                path = self.provider.wrapped_paths(t, kin, idx)
+                order = np.asarray(path.index, np.int64)
+                by_row = dict(zip(idx.tolist(), T))
+                T = np.array([by_row[int(i)] for i in order], float)
+                g = path.geometry
+                if path.extra_body.size:
+                    pos = np.asarray(path.extra_tissue, np.int64)
+                    bodies.append(np.asarray(path.extra_body, np.int64))
+                    points.append(path.extra_point_G)
+                    forces.append(T[pos][:, None] * path.extra_dir_G)
+                a, b = ts.body_a[order], ts.body_b[order]
+            else:
+                g = straight_tissue_geometry(kin, ts.body_a[idx], ts.r_a_B[idx], ts.body_b[idx], ts.r_b_B[idx])
+                a, b = ts.body_a[idx], ts.body_b[idx]
+            bodies += [a, b]
+            points += [g.point_a_G, g.point_b_G]
+            forces += [T[:, None] * g.dir_a_G, T[:, None] * g.dir_b_G]
+        apply_point_forces(kin, np.concatenate(bodies), np.concatenate(points), np.concatenate(forces),
+                           force_G, torque_G)
 
 
 @dataclass
@@ -369,9 +454,11 @@ def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray)
     e2 = np.cross(e3, e1)
     e2 /= np.linalg.norm(e2)
     zero = np.zeros(3)
-    point_G = o_M
+    point_G = o_M if pr.load_point_B is None else p_G[pr.moving] + R_GB[pr.moving] @ np.asarray(pr.load_point_B, float)
     if pr.load_kind == "varus_valgus":
-        force, torque, point_G = e1, zero, o_M - pr.lever_m * e3
+        force, torque = e1, zero
+        if pr.load_point_B is None:
+            point_G = o_M - pr.lever_m * e3
     elif pr.load_kind == "anterior_posterior":
         force, torque = e2, zero
     elif pr.load_kind == "internal_external":
@@ -380,6 +467,28 @@ def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray)
         force, torque = e3, zero
     r_B = R_GB[pr.moving].T @ (point_G - p_G[pr.moving])
     return force.copy(), torque.copy(), r_B
+
+
+def jcs_axes_G(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray) -> np.ndarray:
+    """(3, 3) columns e1, e2 (unit), e3 of the JCS at the pose p_G (n, 3), R_GB (n, 3, 3)."""
+    pr = protocol
+    R_GI, _, R_GM, _ = pr.frames.frames_G(p_G[pr.fixed], R_GB[pr.fixed], p_G[pr.moving], R_GB[pr.moving])
+    e1, e3 = R_GI[:, 0], R_GM[:, 2]
+    e2 = np.cross(e3, e1)
+    return np.column_stack([e1, e2 / np.linalg.norm(e2), e3])
+
+
+def preload_vectors(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The protocol's constant preload at the pose: force_G (3,), torque_G (3,), point r_B (3,) on
+    the moving body (the load point, else the moving origin)."""
+    pr = protocol
+    E = jcs_axes_G(pr, p_G, R_GB)
+    if pr.load_point_B is not None:
+        r_B = np.asarray(pr.load_point_B, float)
+    else:
+        r_B = np.asarray(pr.frames.o2_B, float)
+    return E @ np.asarray(pr.preload_force, float), E @ np.asarray(pr.preload_moment, float), r_B.copy()
 
 
 SMOOTH_TOL_N, SMOOTH_FD_STEP = 1e-6, 1e-7
@@ -433,7 +542,12 @@ def run_sweep(
                                fd_step=d_step if fd_step is None else fd_step)
     idx, factor, unit = parse_measure(protocol.measure)
     solver.load.magnitude = 0.0
-    x_ref, J_ref, _, _ = solver.solve(solver.x_initial())
+    solver.load.set_preload(protocol, *solver.poses(solver.x_initial()))
+    try:
+        x_ref, J_ref, _, _ = solver.solve(solver.x_initial())
+    except EquilibriumFailed as exc:
+        exc.partial, exc.load = None, None
+        raise
     p_ref, R_ref = solver.poses(x_ref)
     f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
     solver.load.r_B, solver.load.force_dir_G, solver.load.torque_dir_G = r_B, f_dir, t_dir
@@ -530,6 +644,7 @@ def linear_sweep(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.n
     solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=_reference_tol(d_tol) if tol_N is None else tol_N,
                                fd_step=d_step)
     solver.load.magnitude = 0.0
+    solver.load.set_preload(protocol, *solver.poses(solver.x_initial()))
     x_ref, _, _, _ = solver.solve(solver.x_initial())
     p_ref, R_ref = solver.poses(x_ref)
     f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
@@ -651,6 +766,8 @@ def run_tree_sweep(
                             out["iters"][:n_done], out["evals"][:n_done], out["res"][:n_done],
                             out["p"][:n_done], out["q"][:n_done], c_ref, time.perf_counter() - t0)
 
+    kin0 = poses(state0.q)
+    load.set_preload(protocol, kin0.p_G, kin0.R_GB)
     ref = solve(state0, 0.0)
     kin_ref = poses(ref.state.q)
     c_ref[:] = coords(ref.state.q)
