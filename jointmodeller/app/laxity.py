@@ -373,7 +373,7 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     gravity, the experiment's preload and tissue tone acting. Returns the result and run parameters
     (the held coordinate and its value)."""
     from jointmodeller.app.coordinates import set_coordinates
-    from jointmodeller.app.mobilized import build_mobilized, initial_state, mech_kinematics_at
+    from jointmodeller.app.mobilized import build_mobilized, equilibrium_solver, initial_state, mech_kinematics_at
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
     from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
@@ -418,7 +418,8 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     seq = experiment_loads(experiment) if loads is None else loads
     protocol = protocol_for(experiment, joint, names.index(experiment.fixed_body), load.body, frames, seq)
     result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
-                            progress=progress, cancel=cancel)
+                            progress=progress, cancel=cancel,
+                            equilibrium=equilibrium_solver(mp, max_iterations=60, cancel=cancel))
     return result, {"system": "tree", "flexion_coordinate": flex,
                     "flexion_coordinate_deg": math.degrees(held_rad)}
 

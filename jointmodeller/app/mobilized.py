@@ -318,6 +318,28 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r)
 
 
+def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progress=None, cancel=None,
+                       max_wall_s: float | None = None) -> Callable:
+    """solve(state, force_tol, moment_tol) -> TreeEquilibriumResult for this tree: Newton in tree
+    coordinates, on frozen contact sets regenerated between solves when the project has contact
+    (:func:`contact_equilibrium`). The one choice every tree study (equilibrium, laxity) makes."""
+    from jointmodeller.core.studies.tree_equilibrium import solve_tree_equilibrium
+
+    system = mp.model.system
+    has_contact = any(hasattr(e, "frozen") for e in mp.bridge.elements)
+
+    def solve(state, force_tol: float, moment_tol: float):
+        if has_contact:
+            return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
+                                       iterations_per_set=max_iterations, progress=progress, cancel=cancel,
+                                       max_wall_s=max_wall_s)
+        return solve_tree_equilibrium(system, state, length_scale=mp.built.system.length_scale, t=float(state.t),
+                                      force_tol=force_tol, moment_tol=moment_tol, max_iterations=max_iterations,
+                                      progress=progress, cancel=cancel, max_wall_s=max_wall_s)
+
+    return solve
+
+
 def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarray:
     """MJM state vectors (k, 13n) of tree states, so app.studies reports them the same way."""
     system = mp.model.system
@@ -427,7 +449,7 @@ def run_equilibrium_mobilized(
     """
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.tree_equilibrium import (
-        FORCE_TOLERANCE_N, MOMENT_TOLERANCE_NM, solve_tree_equilibrium)
+        FORCE_TOLERANCE_N, MOMENT_TOLERANCE_NM)
 
     started = time.perf_counter()
     mp = build_mobilized(project, contact=contact, wrapping=wrapping)
@@ -442,14 +464,10 @@ def run_equilibrium_mobilized(
         summary = {"converged": False, "iterations": 0, "wall_time_s": time.perf_counter() - started}
     else:
         stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
-        tols = dict(force_tol=FORCE_TOLERANCE_N if force_tol is None else force_tol,
-                    moment_tol=MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol)
-        if any(hasattr(e, "frozen") for e in mp.bridge.elements):
-            res = contact_equilibrium(mp, state, progress=progress, cancel=stop, max_wall_s=max_wall_s, **tols)
-        else:
-            res = solve_tree_equilibrium(system, state, length_scale=mp.built.system.length_scale, t=t_load,
-                                         max_iterations=max_iterations, progress=progress, cancel=stop,
-                                         max_wall_s=max_wall_s, **tols)
+        solve = equilibrium_solver(mp, max_iterations=max_iterations, progress=progress, cancel=stop,
+                                   max_wall_s=max_wall_s)
+        res = solve(state, FORCE_TOLERANCE_N if force_tol is None else force_tol,
+                    MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol)
         q, converged, message = res.state.q, res.converged, res.message
         summary = {"residual_force_N": res.residual_force_N, "residual_moment_Nm": res.residual_moment_Nm,
                    "converged": bool(res.converged), "iterations": int(res.iterations),

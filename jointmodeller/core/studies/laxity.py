@@ -715,6 +715,7 @@ def run_tree_sweep(
     max_iterations: int = 60,
     progress: Callable[[int, int, float, float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    equilibrium: Callable | None = None,
 ) -> LaxityResult:
     """The laxity sweep on a multibody tree: each load's equilibrium in the tree's own coordinates
     (core.studies.tree_equilibrium), the flexion held by the joint's locked flexion coordinate.
@@ -725,7 +726,9 @@ def run_tree_sweep(
     reported from it); poses(q): the force elements' BodyKinematics at tree coordinates q (at rest);
     protocol: bodies (indices of mech_system), frames, loads and measure, as for :func:`run_sweep`.
     A step that fails is approached by load continuation, as there. tol_N: residual tolerance, force
-    [N] and moment per model length [N·m / L] (default :func:`solver_defaults`).
+    [N] and moment per model length [N·m / L] (default :func:`solver_defaults`). equilibrium(state,
+    force_tol, moment_tol): the tree's equilibrium solver (default: Newton in tree coordinates; with
+    contact the app passes its frozen-contact-set solver).
     """
     from jointmodeller.core.studies.tree_equilibrium import solve_tree_equilibrium
 
@@ -737,8 +740,11 @@ def run_tree_sweep(
 
     def solve(state, magnitude: float):
         load.magnitude = float(magnitude)
-        res = solve_tree_equilibrium(tree, state, length_scale=L, force_tol=tol, moment_tol=tol * L,
-                                     max_iterations=max_iterations, cancel=cancel)
+        if equilibrium is not None:
+            res = equilibrium(state, tol, tol * L)
+        else:
+            res = solve_tree_equilibrium(tree, state, length_scale=L, force_tol=tol, moment_tol=tol * L,
+                                         max_iterations=max_iterations, cancel=cancel)
         evaluations[0] += res.evaluations
         if not res.converged:
             if cancel is not None and cancel():
