@@ -19,7 +19,7 @@ from jointmodeller import __version__
 from jointmodeller.model.errors import JointModellerError
 
 COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
-            "import-osim", "muscle-paths", "coordinates", "bench", "gui")
+            "import-osim", "muscle-paths", "coordinates", "cartilage", "bench", "gui")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -197,6 +197,23 @@ def cmd_coordinates(args: argparse.Namespace) -> int:
     n_locked = sum(r.locked for r in table)
     print(f"{len(table)} coordinates, {n_locked} locked, {len(table) - n_locked} free"
           + (f"; saved to {args.project}" if changed else ""))
+    return 0
+
+
+def cmd_cartilage(args: argparse.Namespace) -> int:
+    from jointmodeller.app.cartilage import grow_cartilage
+    from jointmodeller.persistence import ProjectStore
+
+    for flag, value in (("--thickness-mm", args.thickness_mm), ("--max-distance-mm", args.max_distance_mm),
+                        ("--max-angle-deg", args.max_angle_deg)):
+        if not math.isfinite(value):
+            raise JointModellerError(f"{flag} {value}: must be a finite number")
+    with ProjectStore(args.project) as store:
+        project, result = grow_cartilage(store.load_project(), args.bone, _names(args.facing),
+                                         args.thickness_mm / 1000.0, max_distance_m=args.max_distance_mm / 1000.0,
+                                         max_angle_deg=args.max_angle_deg, replace_existing=args.replace)
+        store.save_project(project)
+    print(result.summary() + f"; saved to {args.project}")
     return 0
 
 
@@ -475,6 +492,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="set a coordinate's value: degrees when rotational, millimetres when translational")
     s.set_defaults(func=cmd_coordinates)
+
+    s = sub.add_parser("cartilage", help="grow a cartilage layer on a bone where it faces another (no scan of it)")
+    s.add_argument("project")
+    s.add_argument("--bone", required=True, help="the mass that gets the layer")
+    s.add_argument("--facing", required=True, action="append", metavar="NAMES",
+                   help="the mass(es) its articular region faces at the current pose (comma-separated, repeatable)")
+    s.add_argument("--thickness-mm", type=float, required=True, help="layer thickness in mm")
+    s.add_argument("--max-distance-mm", type=float, default=15.0,
+                   help="a bone face is articular when the other surface lies within this distance in front of it "
+                        "(default 15)")
+    s.add_argument("--max-angle-deg", type=float, default=60.0,
+                   help="... and within this angle of its outward normal (default 60)")
+    s.add_argument("--replace", action="store_true", help="replace the mass's existing cartilage layer")
+    s.set_defaults(func=cmd_cartilage)
 
     s = sub.add_parser("bench", help="run the benchmarks (each figure beside a same-run baseline)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
