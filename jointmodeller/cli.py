@@ -149,6 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method),
                "laxity": dict(experiment=args.experiment),
                "muscle_paths": dict(coordinate=args.coordinate)}.get(args.study, {})
+    options.update(_run_limits(args))
     with ProjectStore(args.project) as store:
         project = store.load_project()
         if chosen.needs_experiment and not project.experiments:
@@ -160,6 +161,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_run_csv(run, args.csv)
         print(f"series written to {args.csv}")
     return 0 if run.status == "completed" else 1
+
+
+def _run_limits(args: argparse.Namespace) -> dict:
+    """The wall-time and step limits of ``run`` as options of the chosen study (dynamics: both, with
+    app.studies' defaults; equilibrium: the wall time when given)."""
+    from jointmodeller.app.studies import DEFAULT_DYNAMICS_MAX_STEPS, DEFAULT_DYNAMICS_WALL_S
+
+    if args.max_wall_s is not None and not (math.isfinite(args.max_wall_s) and args.max_wall_s > 0):
+        raise JointModellerError(f"--max-wall-s {args.max_wall_s:g}: must be a positive number of seconds")
+    if args.max_steps is not None and args.max_steps < 1:
+        raise JointModellerError(f"--max-steps {args.max_steps}: must be at least 1")
+    if args.study == "dynamics":
+        return {"max_wall_s": DEFAULT_DYNAMICS_WALL_S if args.max_wall_s is None else args.max_wall_s,
+                "max_steps": DEFAULT_DYNAMICS_MAX_STEPS if args.max_steps is None else args.max_steps}
+    if args.study == "equilibrium" and args.max_wall_s is not None:
+        return {"max_wall_s": args.max_wall_s}
+    return {}
 
 
 def _names(values: Sequence[str] | None) -> list[str]:
@@ -446,6 +464,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "has contact pairs (stiff cartilage springs; about 3.5x faster than DOP853 on the "
                         "demo) and DOP853 otherwise. Projects with joints or constraints run on the "
                         "multibody tree's own integrator (auto only)")
+    s.add_argument("--max-wall-s", type=float, metavar="SECONDS",
+                   help="limit on the run's computing time: dynamics (default 3600) and equilibrium (default "
+                        "300); a run that reaches it is stored as failed with what it computed")
+    s.add_argument("--max-steps", type=int, metavar="N",
+                   help="dynamics: limit on integrator steps (default 1000000); a run that reaches it is stored "
+                        "as failed with what it computed")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -370,17 +370,24 @@ def run_dynamics_mobilized(
     contact: bool = True,
     wrapping: bool = True,
     max_wall_s: float | None = None,
+    max_steps: int | None = None,
     on_step: Callable | None = None,
 ) -> RunRecord:
     """Simulate the project's tree; the run reports like ``app.studies.run_dynamics`` plus the
-    generalised coordinates ("q", "u") and the largest constraint error. max_wall_s: stop (status
-    "stopped", samples kept) after this many seconds of wall time. on_step: as for
+    generalised coordinates ("q", "u") and the largest constraint error. max_wall_s, max_steps:
+    limits on computing time and integrator steps (checked within each report chunk too); a run that
+    hits one, or diverges, ends "failed" with the samples so far (as ``app.studies.run_dynamics``). on_step: as for
     ``app.studies.run_dynamics`` (given the built force elements, returns a hook called with (t, y,
     interpolate) in their state layout), here after every report sample, interpolating linearly
     between samples."""
     params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
-              "digits": float(digits), "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s}
+              "digits": float(digits), "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s,
+              "max_steps": max_steps}
     started = time.perf_counter()
+    from jointmodeller.app.studies import RunBudget
+
+    budget = RunBudget(max_wall_s, progress, cancel)
+    progress = None if progress is None else budget.progress
     mp = build_mobilized(project, contact=contact, wrapping=wrapping)
     system = mp.model.system
     state = initial_state(mp, tol=min(1e-10, 10.0 ** -digits))
@@ -392,15 +399,26 @@ def run_dynamics_mobilized(
     hook = None if on_step is None else on_step(mp.built)
     y_prev = _mech_states(mp, state.q[None], state.u[None])[0] if hook is not None else None
     for chunk in chunks:
-        if cancel is not None and (cancel() if callable(cancel) else getattr(cancel, "is_set", lambda: False)()):
-            status, message = "stopped", f"stopped by the user at t = {ts[-1]:.4g} s"
+        if budget.stop_reason() is not None:
+            status, message = ("failed" if budget.limit_hit else "stopped"), budget.stopped_message(ts[-1], t_end)
             break
-        if max_wall_s is not None and time.perf_counter() - started > max_wall_s:
-            status, message = "stopped", f"stopped at the time limit of {max_wall_s:.3g} s (t = {ts[-1]:.6g} s reached)"
-            break
-        traj = simulate(system, state, float(chunk[-1]), accuracy=accuracy, out_times=chunk)
-        if not (np.isfinite(traj.q).all() and np.isfinite(traj.u).all()):
-            status, message = "failed", f"the simulation diverged between t = {ts[-1]:.4g} s and {chunk[-1]:.4g} s"
+        traj = simulate(system, state, float(chunk[-1]), accuracy=accuracy, out_times=chunk,
+                        max_steps=(2 ** 62 if max_steps is None else max(int(max_steps) - steps, 0)),
+                        stop=budget.stop_reason)
+        keep = np.isfinite(traj.q).all(axis=1) & np.isfinite(traj.u).all(axis=1)
+        if traj.status != "completed" or not keep.all():
+            n = int(np.argmin(keep)) if not keep.all() else len(keep)
+            qs.extend(traj.q[:n])
+            us.extend(traj.u[:n])
+            ts.extend(traj.t[:n])
+            steps, rhs = steps + traj.n_steps, rhs + traj.n_rhs
+            if traj.status == "stopped":
+                status, message = ("failed" if budget.limit_hit else "stopped"), budget.stopped_message(ts[-1], t_end)
+            elif traj.status == "failed":
+                status, message = "failed", (traj.message if not traj.message.startswith("step limit") else
+                                             f"step limit of {max_steps} steps reached at t = {ts[-1]:.6g} s")
+            else:
+                status, message = "failed", f"the simulation diverged between t = {ts[-1]:.4g} s and {chunk[-1]:.4g} s"
             break
         qs.extend(traj.q)
         us.extend(traj.u)
@@ -414,7 +432,7 @@ def run_dynamics_mobilized(
                 def interpolate(tt, a=t_prev, b=float(tk), ya=y_prev, yb=yk):
                     w = (np.atleast_1d(np.asarray(tt, float)) - a) / max(b - a, 1e-300)
                     return ya[None] + w[:, None] * (yb - ya)[None]
-                hook(float(tk), yk, interpolate)
+                budget.timed(hook, float(tk), yk, interpolate)
                 t_prev, y_prev = float(tk), yk
         if progress is not None:
             progress(float(chunk[-1]) / t_end if t_end > 0 else 1.0)

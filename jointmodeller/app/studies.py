@@ -23,6 +23,64 @@ from jointmodeller.model.specs import Project
 
 Progress = Callable[[float], None]
 DEFAULT_EQUILIBRIUM_WALL_S = 300.0  # an equilibrium that has not converged by then reports failure
+DEFAULT_DYNAMICS_WALL_S = 3600.0
+"""Wall-time limit of a dynamics run unless asked otherwise (CLI --max-wall-s, the GUI run panel's
+limit): the demo's stiff cartilage advances ~4e-4 of real time, so an hour is ~1.5 s simulated."""
+DEFAULT_DYNAMICS_MAX_STEPS = 1_000_000
+"""Step limit (integrator steps) of a dynamics run unless asked otherwise (CLI --max-steps)."""
+
+
+class RunBudget:
+    """The limits of one run: wall time (not counting time spent in the caller's ``progress`` and
+    live-view hooks, where a paused GUI study waits) and the user's ``cancel`` (callable or Event).
+
+    ``stop_reason()`` is None while the run may go on, else why it must end; ``limit_hit`` tells a
+    limit (the run "failed": it did not reach its end) from the user's stop ("stopped")."""
+
+    def __init__(self, max_wall_s: float | None, progress: Progress | None = None, cancel=None):
+        self.max_wall_s = None if max_wall_s is None else float(max_wall_s)
+        self.started = time.perf_counter()
+        self.waited = 0.0
+        self.limit_hit = False
+        self._progress = progress
+        self._cancel = cancel
+
+    def timed(self, fn: Callable, *args, **kwargs):
+        """Call ``fn`` without charging its time to the run."""
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.waited += time.perf_counter() - t0
+
+    def progress(self, fraction: float, *args, **kwargs) -> None:
+        if self._progress is not None:
+            self.timed(self._progress, fraction, *args, **kwargs)
+
+    def elapsed(self) -> float:
+        """Wall time spent computing [s]."""
+        return time.perf_counter() - self.started - self.waited
+
+    def cancelled(self) -> bool:
+        c = self._cancel
+        if c is None:
+            return False
+        return bool(c.is_set()) if hasattr(c, "is_set") else bool(c())
+
+    def stop_reason(self) -> str | None:
+        if self.max_wall_s is not None and self.elapsed() >= self.max_wall_s:
+            self.limit_hit = True
+            return f"wall-time limit of {self.max_wall_s:.3g} s reached"
+        if self.cancelled():
+            return "stopped by the user"
+        return None
+
+    def stopped_message(self, t: float, t_end: float) -> str:
+        """The message of a run ended by a limit or the user at simulated time t."""
+        if self.limit_hit:
+            return (f"stopped at the wall-time limit of {self.max_wall_s:.3g} s at t = {t:.6g} s of {t_end:.6g} s "
+                    "(the samples computed so far are kept)")
+        return f"stopped by the user at t = {t:.6g} s"
 
 
 AUTO_METHOD = "auto"
@@ -163,12 +221,17 @@ def run_dynamics(
     cancel=None,
     contact: bool = True,
     wrapping: bool = True,
-    max_wall_s: float | None = None,
+    max_wall_s: float | None = DEFAULT_DYNAMICS_WALL_S,
+    max_steps: int | None = DEFAULT_DYNAMICS_MAX_STEPS,
     on_step: Callable[[BuiltMechanics], Callable[[float, np.ndarray, Callable], None]] | None = None,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
 
-    max_wall_s: stop (status "stopped", samples kept) after this many seconds of wall time.
+    max_wall_s, max_steps: limits (None: none) on the wall time spent computing (time waiting in
+    ``progress`` or the live hook, as a paused GUI study does, is not counted) and on integrator
+    steps; a run that hits one ends with status "failed", the message saying which, and every sample
+    computed so far — as does a diverged run (state not finite, kinetic energy blow-up, step size
+    collapse: core.studies.dynamics / core.multibody.integrate). The user's cancel: "stopped".
     on_step: given the built system, returns a hook called after every accepted integrator step
     with (t, y, interpolate) (core.studies.dynamics.simulate); the GUI streams the simulated states
     live through it, for explicit and implicit methods alike.
@@ -187,7 +250,7 @@ def run_dynamics(
                                           "constraint projection runs it; choose auto"))
         run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, progress=progress,
                                      cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s,
-                                     on_step=on_step)
+                                     max_steps=max_steps, on_step=on_step)
         run.parameters["method"] = "DOPRI5 with coordinate projection"
         run.parameters["method_requested"] = method
         return run
@@ -195,24 +258,18 @@ def run_dynamics(
     method = choose_method(project, method)
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
               "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping,
-              "max_wall_s": max_wall_s}
+              "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
+    budget = RunBudget(max_wall_s, progress, cancel)
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
-    deadline = None if max_wall_s is None else started + float(max_wall_s)
-    timed_out = [False]
-
-    def stop() -> bool:
-        if deadline is not None and time.perf_counter() >= deadline:
-            timed_out[0] = True
-            return True
-        if cancel is None:
-            return False
-        return bool(cancel.is_set()) if hasattr(cancel, "is_set") else bool(cancel())
-
+    hook = None if on_step is None else on_step(built)
     traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
-                    progress=progress, cancel=stop, on_step=None if on_step is None else on_step(built))
-    if timed_out[0] and traj.status == "stopped":
-        traj.message = f"stopped at the time limit of {max_wall_s:.3g} s (t = {traj.times[-1]:.6g} s reached)"
+                    progress=budget.progress, cancel=lambda: budget.stop_reason() is not None, max_steps=max_steps,
+                    on_step=None if hook is None else (lambda t, y, interpolate: budget.timed(hook, t, y, interpolate)))
+    if traj.status == "stopped":
+        traj.message = budget.stopped_message(float(traj.times[-1]), t_end)
+        if budget.limit_hit:
+            traj.status = "failed"
     wall = time.perf_counter() - started
     series, labels = state_series(built, traj.times, traj.y)
     simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0

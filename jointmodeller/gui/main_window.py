@@ -212,6 +212,14 @@ class RunPanel(QWidget):
         self.digits.setValue(6)
         self.digits.setPrefix("1e-")
         self.digits.setToolTip("Accuracy of the dynamics study: relative tolerance 10^-digits")
+        self.max_wall = QDoubleSpinBox(self)  # 0 shows "default": the study's own limit
+        self.max_wall.setRange(0.0, 1e6)
+        self.max_wall.setDecimals(0)
+        self.max_wall.setSuffix(" s")
+        self.max_wall.setSpecialValueText("default")
+        self.max_wall.setToolTip("Time limit of the study's computing time (pauses not counted): a run that "
+                                 "reaches it ends as failed and keeps what it computed. Default: 3600 s for "
+                                 "dynamics (also at most 1,000,000 integrator steps), 300 s for equilibrium.")
         self.start = QPushButton("Start", self)
         self.pause = QPushButton("Pause", self)
         self.pause.setCheckable(True)
@@ -233,7 +241,8 @@ class RunPanel(QWidget):
             top.addWidget(w)
         top.addWidget(self.progress, 1)
         options = QHBoxLayout()
-        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits):
+        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits,
+                  QLabel("Time limit"), self.max_wall):
             options.addWidget(w)
         options.addStretch(1)
         self.study.currentTextChanged.connect(self._study_changed)
@@ -253,11 +262,16 @@ class RunPanel(QWidget):
         """End time, integrator and accuracy belong to the dynamics study only."""
         for w in (self.t_end, self.method, self.digits):
             w.setEnabled(study == "dynamics")
+        self.max_wall.setEnabled(study in ("dynamics", "equilibrium"))
 
     def dynamics_options(self) -> dict:
-        """The dynamics study's options as chosen: t_end [s], method ("auto" or a name), digits."""
-        return {"t_end": float(self.t_end.value()), "method": str(self.method.currentData()),
-                "digits": float(self.digits.value())}
+        """The dynamics study's options as chosen: t_end [s], method ("auto" or a name), digits, and
+        max_wall_s (also taken by equilibrium) unless left at "default"."""
+        options = {"t_end": float(self.t_end.value()), "method": str(self.method.currentData()),
+                   "digits": float(self.digits.value())}
+        if self.max_wall.value() > 0:
+            options["max_wall_s"] = float(self.max_wall.value())
+        return options
 
     def set_running(self, running: bool) -> None:
         self.start.setEnabled(not running and self.study.count() > 0)

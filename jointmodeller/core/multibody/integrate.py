@@ -7,6 +7,11 @@ position error ≤ ``constraint_tol`` (default α).
 
 Two drivers share the algorithm: ``simulate`` (any system: constraints, Python force elements)
 and ``simulate_compiled`` (numba end to end, for trees with no constraints and no Python forces).
+
+``simulate`` never loops without end: a step size that collapses (a non-finite trial state is
+rejected and the step shortened, so a diverging run shows as a collapse), a non-finite accepted
+state, the step limit or a caller's ``stop`` ends it early with ``status`` "failed" or "stopped"
+and the samples reached so far.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class Trajectory:
     n_rejected: int
     n_rhs: int
     max_constraint_error: float = 0.0
+    status: str = "completed"
+    message: str = ""
 
 
 def _err_norm(err, y, alpha):
@@ -56,9 +63,22 @@ def _err_norm(err, y, alpha):
     return np.sqrt(np.mean((err / w) ** 2))
 
 
+STOP_CHECK_EVERY = 16
+"""``stop()`` is asked every this many step attempts (accepted or rejected)."""
+STEP_COLLAPSE_EPS = 64.0 * np.finfo(float).eps
+"""Smallest step relative to max(1, |t|) by default: shorter steps barely move t (a collapse)."""
+
+
 def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_times=None,
-             constraint_tol: float | None = None, tau=None, max_steps: int = 1_000_000) -> Trajectory:
-    """Integrate from ``state`` to ``t_final``; samples at ``out_times`` (default: every step)."""
+             constraint_tol: float | None = None, tau=None, max_steps: int = 1_000_000,
+             min_step: float | None = None, stop=None) -> Trajectory:
+    """Integrate from ``state`` to ``t_final``; samples at ``out_times`` (default: every step).
+
+    Ends early (samples so far kept, ``status``/``message`` say why) when the proposed step falls
+    below ``min_step`` [s] (default STEP_COLLAPSE_EPS·max(1, |t|)) or an accepted state is not finite
+    ("failed"), after ``max_steps`` step attempts ("failed"), or when ``stop()`` (asked every
+    STOP_CHECK_EVERY attempts) returns a message ("stopped" with that message).
+    """
     nq, nu = system.nq, system.nu
     tol = accuracy if constraint_tol is None else constraint_tol
     has_con = bool(system.constraints)
@@ -73,6 +93,8 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
     def rhs(t, y):
         nonlocal n_rhs
         n_rhs += 1
+        if not np.all(np.isfinite(y)):  # an overflowed trial stage: rejected, never handed to the forces
+            return np.full(y.size, np.nan)
         if fast:  # one compiled call
             return state_derivative_lean(system._ib, system._fb, y[:nq], y[nq:], tau_v, f_zero)
         st = State(t, y[:nq], y[nq:])
@@ -102,14 +124,33 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
     n_steps = n_rej = 0
     max_cerr = 0.0
     K = np.zeros((7, y.size))
-    while t < t_final - 1e-14 and n_steps < max_steps:
+    status, message = "completed", ""
+    while t < t_final - 1e-14:
+        attempts = n_steps + n_rej
+        if attempts >= max_steps:
+            status, message = "failed", f"step limit of {max_steps} steps reached at t = {t:.6g} s"
+            break
+        if stop is not None and attempts % STOP_CHECK_EVERY == 0:
+            reason = stop()
+            if reason:
+                status, message = "stopped", str(reason)
+                break
+        h_min = STEP_COLLAPSE_EPS * max(1.0, abs(t)) if min_step is None else max(float(min_step), 0.0)
+        if not h >= h_min:  # also NaN
+            finite = bool(np.all(np.isfinite(K)))
+            status = "failed"
+            message = (f"simulation diverged at t = {t:.6g} s: the step size collapsed to {h:.3g} s"
+                       + ("" if finite else " (the trial states are not finite)")
+                       + "; the model may be too stiff, too light or far out of balance")
+            break
         target = t_final if outs is None or oi >= outs.size else min(outs[oi], t_final)
         hs = min(h, target - t)
         K[0] = f0
-        for s in range(1, 7):
-            K[s] = rhs(t + _C[s] * hs, y + hs * (_A[s, :s] @ K[:s]))
-        y_new = y + hs * (_B @ K[:6])
-        en = _err_norm(hs * (_E @ K), y_new, accuracy)
+        with np.errstate(all="ignore"):  # trial stages of a diverging run overflow: the step is rejected
+            for s in range(1, 7):
+                K[s] = rhs(t + _C[s] * hs, y + hs * (_A[s, :s] @ K[:s]))
+            y_new = y + hs * (_B @ K[:6])
+            en = _err_norm(hs * (_E @ K), y_new, accuracy)
         if en <= 1.0:
             t += hs
             y = y_new
@@ -117,6 +158,9 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
             if has_con or system.codes_have_quaternions:
                 y = project(t, y)
                 f0 = rhs(t, y)
+            if not (np.all(np.isfinite(y)) and np.all(np.isfinite(f0))):
+                status, message = "failed", f"simulation diverged at t = {t:.6g} s: state is not finite (NaN/Inf)"
+                break
                 if has_con:
                     c = position_error(system, State(t, y[:nq], y[nq:]))
                     max_cerr = max(max_cerr, float(np.max(np.abs(c))) if c.size else 0.0)
@@ -130,9 +174,9 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
                 continue  # a step clipped to an output time keeps the proposed h
         else:
             n_rej += 1
-        h = hs * min(5.0, max(0.2, 0.9 * (max(en, 1e-10)) ** -0.2))
-    Y = np.array(ys)
-    return Trajectory(np.array(ts), Y[:, :nq], Y[:, nq:], n_steps, n_rej, n_rhs, max_cerr)
+        h = hs * (min(5.0, max(0.2, 0.9 * (max(en, 1e-10)) ** -0.2)) if en == en else 0.2)  # NaN: shorten
+    Y = np.array(ys).reshape(len(ys), y.size)
+    return Trajectory(np.array(ts), Y[:, :nq], Y[:, nq:], n_steps, n_rej, n_rhs, max_cerr, status, message)
 
 
 @njit

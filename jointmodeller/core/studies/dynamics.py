@@ -4,7 +4,8 @@ One accuracy knob α = 10^-digits (seed 003 §3.3) is used as the relative toler
 tolerances are α times natural scales of each variable (model length for positions, 1 for
 quaternions). Explicit Runge–Kutta (DOP853, RK45) by default; Radau, BDF or LSODA for stiff contact.
 The run is sampled at a fixed report interval from the solver's dense output, checked after every
-step for divergence (NaN/Inf, kinetic energy blow-up), and can report progress and be cancelled.
+step for divergence (NaN/Inf, kinetic energy blow-up, a collapsed step size), and can report
+progress and be cancelled.
 Whatever was computed before a failure or a cancel is kept.
 """
 
@@ -30,6 +31,12 @@ METHODS = {
 }
 IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
 ENERGY_BLOWUP_FACTOR = 1e6  # kinetic energy above this multiple of the reference energy = diverged
+STEP_COLLAPSE_FRACTION = 1e-10
+"""A step shorter than this fraction of the run's span counts as collapsed: at that pace the run
+needs 1e10 steps (solvers fail by themselves only at a few ulps of t)."""
+STEP_COLLAPSE_COUNT = 100
+"""This many collapsed steps in a row stop the run as diverged (a single short step at a contact
+onset or a load corner is normal)."""
 
 
 @dataclass
@@ -107,6 +114,7 @@ def simulate(
     cancel=None,
     energy_limit: float | None = None,
     max_steps: int | None = None,
+    min_step: float | None = None,
     on_step: Callable[[float, np.ndarray, Callable[[np.ndarray], np.ndarray]], None] | None = None,
 ) -> Trajectory:
     """Integrate from ``state`` to ``t_end``, sampling every ``report_dt`` seconds.
@@ -115,6 +123,8 @@ def simulate(
     is called after each step; ``cancel`` is a callable or an Event, checked after each step.
     ``energy_limit`` [J]: kinetic energy that counts as divergence (default 1e6 × reference energy).
     ``max_steps``: stop ("failed") after this many solver steps.
+    ``min_step`` [s]: STEP_COLLAPSE_COUNT steps in a row shorter than this stop the run ("failed",
+    step size collapse); default STEP_COLLAPSE_FRACTION × (t_end − start).
     ``on_step(t, y, interpolate)``: called after every accepted step with its end time and state and
     the step's dense output (``interpolate(ts) -> (k, d)`` states at times ts within the step), for
     any method — what a live view needs to show the motion between steps.
@@ -138,6 +148,7 @@ def simulate(
     if report[-1] < t_end - 1e-12 * max(1.0, abs(t_end)):
         report = np.append(report, t_end)
     limit = energy_limit if energy_limit is not None else ENERGY_BLOWUP_FACTOR * reference_energy(system, start, y0)
+    h_collapse = STEP_COLLAPSE_FRACTION * (t_end - start) if min_step is None else float(min_step)
 
     n_rhs = [0]
 
@@ -157,6 +168,7 @@ def simulate(
     next_k = 1
     status, message, error = "completed", "", None
     n_steps = 0
+    t_last, n_short = start, 0
 
     def _normalized(y):
         y = y.copy()
@@ -181,6 +193,16 @@ def simulate(
             message = (f"simulation diverged at t = {solver.t:.6g} s: kinetic energy {ke:.3g} J exceeds "
                        f"{limit:.3g} J (energy blow-up); try more digits of accuracy or an implicit method")
             break
+        n_short = n_short + 1 if solver.t - t_last < h_collapse else 0
+        t_last = solver.t
+        if n_short >= STEP_COLLAPSE_COUNT and solver.status == "running":
+            status = "failed"
+            message = (f"simulation diverged at t = {solver.t:.6g} s: the step size collapsed below {h_collapse:.3g} s "
+                       f"for {n_short} steps in a row; the model may be too stiff, too light or far out of balance "
+                       f"for {method}")
+            times.append(float(solver.t))  # the state reached is finite: keep it
+            samples.append(_normalized(solver.y))
+            break
         step_dense = _step_dense(solver)
         if on_step is not None:
             on_step(float(solver.t), solver.y.copy(),
@@ -197,6 +219,9 @@ def simulate(
             progress(min(1.0, (solver.t - start) / (t_end - start)))
         if max_steps is not None and n_steps >= max_steps and solver.status == "running":
             status, message = "failed", f"step limit of {max_steps} reached at t = {solver.t:.6g} s"
+            if solver.t > times[-1]:  # keep the state reached, not only the last report sample
+                times.append(float(solver.t))
+                samples.append(_normalized(solver.y))
             break
         if _is_cancelled(cancel) and solver.status == "running":
             status, message = "stopped", f"stopped by the user at t = {solver.t:.6g} s"

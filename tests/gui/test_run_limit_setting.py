@@ -1,0 +1,31 @@
+"""The run panel's time limit (issue 19 item 4): "default" leaves each study its own limit; a value
+becomes the study's max_wall_s, and a dynamics run that reaches it ends as failed with its samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from jointmodeller.gui.live import study_function
+from jointmodeller.gui.main_window import RunPanel
+
+pytestmark = pytest.mark.gui
+
+
+def test_time_limit_setting_reaches_the_study(qtbot, small_project):
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    assert "max_wall_s" not in panel.dynamics_options() and panel.max_wall.text() == "default"
+    panel.max_wall.setValue(5.0)
+    assert panel.dynamics_options()["max_wall_s"] == 5.0
+    panel.study.addItems(["dynamics", "equilibrium", "laxity"])
+    panel.study.setCurrentText("laxity")
+    assert not panel.max_wall.isEnabled()
+    panel.study.setCurrentText("equilibrium")
+    assert panel.max_wall.isEnabled() and not panel.digits.isEnabled()
+
+
+def test_dynamics_from_the_panel_stops_at_its_time_limit(small_project):
+    fn = study_function("dynamics", small_project, t_end=1e4, max_wall_s=0.5, digits=10.0)
+    run = fn(lambda *a: None, None)
+    assert run.status == "failed" and "wall-time limit of 0.5 s" in run.message
+    assert run.parameters["max_wall_s"] == 0.5 and len(run.series["time"]) >= 1
