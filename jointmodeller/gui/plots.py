@@ -24,6 +24,11 @@ TIME_SERIES = (
 )
 VECTOR_SERIES = ("contact_force_G",)
 """Series of vectors (k, c, 3) plotted as their magnitudes."""
+SWEEP_SERIES = (
+    ("length_m", "tissue length [mm]", 1000.0),
+    ("moment_arm_m", "moment arm [mm]", 1000.0),
+)
+"""Series of a coordinate sweep (muscle paths), plotted per tissue against the coordinate."""
 LAXITY_X = ("load", "load_N", "load_Nm", "applied_load")
 LAXITY_Y = ("value", "measure", "laxity_deg", "varus_valgus_deg", "displacement")
 
@@ -233,7 +238,8 @@ class PlotPanel(QWidget):
         self._cursor_t = None
         self._build_wanted = None
         panels = [] if run is None else self._panels(run)
-        self.plotted = [key if isinstance(key, str) else "laxity" for _, key, _, _ in panels]
+        self.plotted = [key if isinstance(key, str) else (key[1] if kind == "sweep" else "laxity")
+                        for kind, key, _, _ in panels]
         if run is None:
             self.figure = None
             self._pixmap = None
@@ -260,6 +266,12 @@ class PlotPanel(QWidget):
         yk = next((k for k in LAXITY_Y if k in s), None)
         if xk and yk:
             panels.append(("laxity", (xk, yk), "laxity", 1.0))
+        coordinate = run.parameters.get("coordinate") if run.study == "muscle_paths" else None
+        xk = f"{coordinate}_{run.parameters.get('unit', 'deg')}" if coordinate else None
+        if xk in s:  # a coordinate sweep: one curve per tissue against the coordinate
+            for key, label, scale in SWEEP_SERIES:
+                if key in s and np.asarray(s[key]).shape[0] == np.asarray(s[xk]).shape[0]:
+                    panels.append(("sweep", (xk, key), label, scale))
         return panels
 
     @staticmethod
@@ -292,6 +304,17 @@ class PlotPanel(QWidget):
                 if names and y.shape[1] <= 8:
                     ax.legend(fontsize=7, loc="upper left")
                 cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
+            elif kind == "sweep":
+                xk, yk = key
+                x = np.asarray(s[xk], float).reshape(-1)
+                y = np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale
+                names = run.labels.get(yk) or []
+                for j in range(y.shape[1]):
+                    ax.plot(x, y[:, j], label=names[j] if j < len(names) else None)
+                ax.set_xlabel(xk.replace("_deg", " [deg]").replace("_m", " [m]"))
+                ax.set_ylabel(label)
+                if names and y.shape[1] <= 8:
+                    ax.legend(fontsize=7, loc="upper left")
             else:
                 xk, yk = key
                 ax.plot(np.asarray(s[xk], float), np.asarray(s[yk], float), "o-", ms=3, label="model")
@@ -351,6 +374,17 @@ class PlotPanel(QWidget):
                     y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)
                 y = y.reshape(t.shape[0], -1) * scale
                 names = run.labels.get(key) or run.labels.get("tissue") or []
+                for j in range(y.shape[1]):
+                    header.append(f"{label} {names[j] if j < len(names) else j}")
+                    columns.append(y[:, j])
+            elif kind == "sweep":
+                xk, yk = key
+                x = np.asarray(s[xk], float).reshape(-1)
+                y = np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale
+                names = run.labels.get(yk) or []
+                if xk not in header:
+                    header.append(xk)
+                    columns.append(x)
                 for j in range(y.shape[1]):
                     header.append(f"{label} {names[j] if j < len(names) else j}")
                     columns.append(y[:, j])

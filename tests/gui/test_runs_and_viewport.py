@@ -135,3 +135,15 @@ def test_plots_of_forces_lengths_contact_and_laxity(qtbot):
     panel.show_run(RunRecord(study="laxity", series={"load": np.linspace(-100, 100, 5),
                                                       "measure": np.linspace(-3, 3, 5)}))
     assert panel.plotted == ["laxity"] and len(panel.figure.axes) == 1
+    # a coordinate sweep (muscle paths): one curve per tissue against the coordinate, in mm
+    angle = np.linspace(0.0, 90.0, 4)
+    panel.show_run(RunRecord(study="muscle_paths", parameters={"coordinate": "knee", "unit": "deg"},
+                             series={"knee_deg": angle, "length_m": np.outer(1 + angle / 90, [0.02, 0.03]),
+                                     "moment_arm_m": np.full((4, 2), -0.004)},
+                             labels={"length_m": ["a", "b"], "moment_arm_m": ["a", "b"]}))
+    assert panel.plotted == ["length_m", "moment_arm_m"] and len(panel.figure.axes) == 2
+    assert panel.figure.axes[0].lines[1].get_ydata() == pytest.approx(30.0 * (1 + angle / 90))
+    assert panel.figure.axes[0].lines[1].get_xdata() == pytest.approx(angle)
+    assert panel.figure.axes[1].lines[0].get_ydata() == pytest.approx(np.full(4, -4.0))
+    header, columns = panel.plot_columns(panel.run, panel._panels(panel.run))
+    assert header[0] == "knee_deg" and "moment arm [mm] b" in header and len(columns) == 5
