@@ -26,12 +26,24 @@ COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "e
 # Progress on a terminal
 # ----------------------------------------------------------------------------------------------
 class ProgressBar:
-    """A one-line text progress bar on stderr: call with a fraction in [0, 1] (and a message)."""
+    """A one-line text progress bar on stderr: call with a fraction in [0, 1] (and a message). Shows
+    the elapsed time, an estimate of the time left, and with ``span`` (the simulated seconds at
+    fraction 1, for dynamics) the simulated time per wall second."""
 
-    def __init__(self, label: str, stream=None, width: int = 30):
-        self.label, self.stream, self.width = label, stream or sys.stderr, width
+    def __init__(self, label: str, stream=None, width: int = 30, span: float | None = None):
+        self.label, self.stream, self.width, self.span = label, stream or sys.stderr, width, span
         self.t0 = time.perf_counter()
         self.last = -1.0
+
+    def timing(self, fraction: float) -> str:
+        """'12.3 s, ~45 s left, 2.1e-03 sim s/s' for the fraction done now."""
+        elapsed = time.perf_counter() - self.t0
+        text = f"{elapsed:.1f} s"
+        if 0.0 < fraction < 1.0 and elapsed > 0.5:
+            text += f", ~{elapsed * (1.0 - fraction) / fraction:.0f} s left"
+        if self.span and elapsed > 0:
+            text += f", {fraction * self.span / elapsed:.2g} sim s/s"
+        return text
 
     def __call__(self, fraction: float, message: str = "") -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
@@ -40,15 +52,14 @@ class ProgressBar:
             return
         self.last = fraction
         if not interactive:  # a log file: one line per 10 %
-            elapsed = time.perf_counter() - self.t0
-            self.stream.write(f"{self.label}: {fraction * 100:5.1f}% after {elapsed:.1f} s {message[:40]}\n")
+            self.stream.write(f"{self.label}: {fraction * 100:5.1f}% after {self.timing(fraction)} {message[:40]}\n")
             self.stream.flush()
             return
         filled = int(round(fraction * self.width))
         bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = time.perf_counter() - self.t0
         end = "\n" if fraction >= 1.0 else ""
-        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}% {elapsed:6.1f}s {message[:40]:40s}{end}")
+        self.stream.write(f"\r{self.label} [{bar}] {fraction * 100:5.1f}% {self.timing(fraction):34s} "
+                          f"{message[:40]:40s}{end}")
         self.stream.flush()
 
 
@@ -154,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         project = store.load_project()
         if chosen.needs_experiment and not project.experiments:
             raise JointModellerError(f"{args.project}: the {chosen.title.lower()} study needs an experiment row")
-        run = chosen.run(project, progress=ProgressBar(args.study), **options)
+        bar = ProgressBar(args.study, span=args.t_end if args.study == "dynamics" else None)
+        run = chosen.run(project, progress=bar, **options)
         run_id = store.save_run(run)
     _print_run(run, run_id)
     if args.csv:

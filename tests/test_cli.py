@@ -107,3 +107,20 @@ def test_cli_study_choices_are_the_registry():
     from jointmodeller.cli import STUDY_CHOICES, STUDY_HELP
 
     assert tuple(STUDIES) == STUDY_CHOICES == tuple(STUDY_HELP)
+
+
+def test_progress_bar_shows_elapsed_time_left_and_simulated_rate():
+    """The text bar's timing: elapsed, the time left by linear extrapolation, and for dynamics the
+    simulated seconds per wall second (fraction × span / elapsed)."""
+    import io
+
+    from jointmodeller.cli import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar("dynamics", stream=out, span=2.0)
+    bar.t0 -= 10.0  # ten seconds ago
+    bar(0.25)
+    line = out.getvalue()
+    assert "25.0%" in line and "10.0 s" in line and "~30 s left" in line and "0.05 sim s/s" in line
+    bar(1.0)
+    assert "left" not in out.getvalue().splitlines()[-1]
