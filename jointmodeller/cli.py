@@ -19,7 +19,7 @@ from jointmodeller import __version__
 from jointmodeller.model.errors import JointModellerError
 
 COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
-            "import-osim", "muscle-paths", "coordinates", "cartilage", "bench", "gui")
+            "import-osim", "muscle-paths", "coordinates", "cartilage", "experiment", "contact", "bench", "gui")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -291,17 +291,99 @@ def cmd_laxity(args: argparse.Namespace) -> int:
                                  progress=progress)
     except (KeyError, RuntimeError) as exc:
         raise JointModellerError(str(exc.args[0] if exc.args else exc)) from None
-    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    if args.verbose:
+        print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    else:
+        print(_laxity_lines(summary, args.out))
     return 0
+
+
+def _laxity_lines(summary: dict, out) -> str:
+    """A few lines of a laxity report: run, held flexion, laxity and stiffness, fit, where the rest is."""
+    exp = summary.get("experiment", {})
+    lines = [f"run #{summary.get('run_id')}: {exp.get('name')} {summary.get('status')}, "
+             f"{summary.get('steps_solved')} steps in {summary.get('seconds') or 0.0:.1f} s"
+             + (f" — {summary['message']}" if summary.get("message") else "")]
+    held = f"flexion held at {summary.get('flexion_deg_held', exp.get('flexion_deg')):g}°"
+    if summary.get("flexion_coordinate"):
+        held += f" ({summary['flexion_coordinate']} = {summary.get('flexion_coordinate_deg') or 0.0:g}°)"
+    if summary.get("flexion_deg_unloaded") is not None:
+        held += f", JCS flexion of the unloaded pose {summary['flexion_deg_unloaded']:.2f}°"
+    lines.append(held)
+    stiff = (summary.get("stiffness") or {}).get("secant")
+    lines.append(f"laxity {summary.get('laxity') or float('nan'):.4g} {summary.get('unit')} ({summary.get('measure')})"
+                 + (f", secant stiffness {stiff:.4g} {summary.get('stiffness_unit')}" if stiff else ""))
+    fit = summary.get("fit")
+    if fit and "rmse" in fit:
+        lines.append(f"against {fit.get('points_compared', '')} measured points: RMSE {fit['rmse']:.4g} "
+                     f"{summary.get('unit')}")
+    if summary.get("calibrated_project"):
+        lines.append(f"calibrated project: {summary['calibrated_project']}")
+    lines.append(f"report (summary.json, curves, plots, tissue forces) in {out}; --verbose prints the summary")
+    return "\n".join(lines)
 
 
 def cmd_import_osim(args: argparse.Namespace) -> int:
-    from jointmodeller.app.osim_import import import_osim_command
+    from jointmodeller.app.osim_import import import_osim_command, import_summary
 
     report = import_osim_command(args.model, args.project, search_paths=tuple(args.geometry_path or ()))
-    print(report.to_text())
-    print(f"\nproject written to {args.project} (report also in {args.project}.import.txt)")
+    if args.verbose:
+        print(report.to_text())
+        print()
+    print(import_summary(report, args.project))
     return 0
+
+
+def _setup_command(args: argparse.Namespace, kind: str) -> int:
+    """`experiment|contact add|list|remove PROJECT ...`: rows validated with the project, one line
+    each (``--verbose``: every field)."""
+    from jointmodeller.app import setup_rows as su
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        project = store.load_project()
+        if args.action == "add":
+            if kind == "experiment":
+                row = su.experiment_from_options(
+                    args.name, args.fixed, args.moving, load_kind=args.load_kind, max_load=args.max_load,
+                    lever_mm=args.lever_mm, steps=args.steps, sides=args.sides, unload=args.unload,
+                    flexion_deg=args.flexion_deg, flexion_coordinate=args.flexion_coordinate or "",
+                    flexion_sign=args.flexion_sign, measure=args.measure, load_point_mm=args.load_point_mm,
+                    preload_force_n=args.preload_force_n, preload_moment_nm=args.preload_moment_nm,
+                    tone=args.tone or (), axes=args.axis or ())
+            else:
+                row = su.contact_from_options(args.name, args.body_a, args.body_b, method=args.method,
+                                              thickness_mm=args.thickness_mm, youngs_mpa=args.youngs_mpa,
+                                              poisson=args.poisson, design_load_n=args.design_load_n)
+            project = su.add_row(project, kind, row, replace_existing=args.replace)
+            store.save_project(project)
+            print(f"{'replaced' if args.replace else 'added'} {kind} "
+                  + (su.experiment_line(row) if kind == "experiment" else su.contact_line(row)))
+            hint = su.with_default_axes_hint(project, row) if kind == "experiment" else ""
+            if hint:
+                print(hint)
+            return 0
+        if args.action == "remove":
+            project = su.remove_row(project, kind, args.name)
+            store.save_project(project)
+            print(f"removed {kind} {args.name!r}")
+            return 0
+    rows = project.experiments if kind == "experiment" else project.contacts
+    for row in rows:
+        print(su.experiment_line(row) if kind == "experiment" else su.contact_line(row))
+        if args.verbose:
+            print("\n".join(su.row_table(row)))
+    plural = "s" if len(rows) != 1 else ""
+    print(f"{len(rows)} {kind}{plural}" + (" (--verbose for every field)" if rows and not args.verbose else ""))
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    return _setup_command(args, "experiment")
+
+
+def cmd_contact(args: argparse.Namespace) -> int:
+    return _setup_command(args, "contact")
 
 
 def cmd_muscle_paths(args: argparse.Namespace) -> int:
@@ -413,6 +495,77 @@ STUDY_HELP = {"equilibrium": "static pose and natural frequencies", "dynamics": 
               "muscle_paths": "lengths and moment arms over a coordinate sweep (see also the muscle-paths command)"}
 
 
+def _add_setup_parsers(sub) -> None:
+    """`experiment` and `contact`, each with add / list / remove."""
+    s = sub.add_parser("experiment", help="add, list or remove laxity experiments",
+                       description="Laxity experiments of a project. Lengths in mm, angles in degrees, loads in N "
+                                   "(N·m for internal_external and moment preloads).")
+    acts = s.add_subparsers(dest="action", metavar="ACTION", required=True)
+    a = acts.add_parser("add", help="add an experiment (--replace: replace one of the same name)")
+    a.add_argument("project")
+    a.add_argument("name")
+    a.add_argument("--fixed", required=True, help="the fixed body (mass name)")
+    a.add_argument("--moving", required=True, help="the moving body (mass name)")
+    a.add_argument("--load-kind", default="varus_valgus",
+                   choices=("varus_valgus", "anterior_posterior", "internal_external", "compression"))
+    a.add_argument("--max-load", type=float, default=100.0, help="N, or N·m for internal_external (default 100)")
+    a.add_argument("--lever-mm", type=float, help="varus_valgus only: the force's distance down the moving long "
+                                                  "axis (default 300 mm; the other kinds need none)")
+    a.add_argument("--load-point-mm", metavar="X,Y,Z", help="where the force acts, in the moving body's mesh frame "
+                                                            "(e.g. 10 cm distal on the tibia)")
+    a.add_argument("--steps", type=int, default=21, help="load steps from 0 to max on each side (default 21)")
+    a.add_argument("--sides", choices=("both", "positive", "negative"), default="both",
+                   help="two-sided sweep (default) or one side only")
+    a.add_argument("--unload", action="store_true", help="sweep back to 0 after each side")
+    a.add_argument("--flexion-deg", type=float, default=30.0, help="held flexion, positive in flexion (default 30)")
+    a.add_argument("--flexion-coordinate", help="on a joint: the coordinate to hold (default: named like 'flex')")
+    a.add_argument("--flexion-sign", type=int, choices=(1, -1), default=1,
+                   help="-1 when that coordinate shrinks in flexion (gait2392's knee_angle_r)")
+    a.add_argument("--measure", help="JCS quantity, e.g. anterior_posterior_mm (default: the load kind's own)")
+    a.add_argument("--preload-force-n", metavar="E1,E2,E3", help="constant force on the moving body along the JCS axes")
+    a.add_argument("--preload-moment-nm", metavar="E1,E2,E3", help="constant moment about the JCS axes")
+    a.add_argument("--tone", action="append", metavar="TISSUE=N",
+                   help="constant tension along a tissue's path (muscle tone; repeatable)")
+    a.add_argument("--axis", action="append", metavar="KEY=X,Y,Z",
+                   help="JCS landmark in a bone's mesh frame (repeatable): flexion_axis_fixed, long_axis_fixed, "
+                        "long_axis_moving (directions), origin_fixed, origin_moving (mm); a moving body without a "
+                        "joint needs flexion_axis_fixed and long_axis_fixed")
+    a.add_argument("--replace", action="store_true", help="replace an experiment of the same name")
+    a.set_defaults(func=cmd_experiment)
+    for action, text in (("list", "list the experiments"), ("remove", "remove an experiment")):
+        a = acts.add_parser(action, help=text)
+        a.add_argument("project")
+        if action == "remove":
+            a.add_argument("name")
+        else:
+            a.add_argument("--verbose", action="store_true", help="every field of each experiment")
+        a.set_defaults(func=cmd_experiment)
+
+    s = sub.add_parser("contact", help="add, list or remove contact pairs")
+    acts = s.add_subparsers(dest="action", metavar="ACTION", required=True)
+    a = acts.add_parser("add", help="add a contact pair (--replace: replace one of the same name)")
+    a.add_argument("project")
+    a.add_argument("name")
+    a.add_argument("body_a", help="first body (its cartilage, else its bone surface)")
+    a.add_argument("body_b", help="second body")
+    a.add_argument("--method", choices=("elastic_foundation", "mjm_springs"), default="elastic_foundation")
+    a.add_argument("--thickness-mm", type=float, default=2.0, help="both cartilage layers together (default 2)")
+    a.add_argument("--youngs-mpa", type=float, default=10.0, help="cartilage E in MPa (default 10)")
+    a.add_argument("--poisson", type=float, default=0.45, help="cartilage ν (default 0.45)")
+    a.add_argument("--design-load-n", type=float, default=1000.0,
+                   help="mjm_springs: load of the design penetration (default 1000 N)")
+    a.add_argument("--replace", action="store_true", help="replace a pair of the same name")
+    a.set_defaults(func=cmd_contact)
+    for action, text in (("list", "list the contact pairs"), ("remove", "remove a contact pair")):
+        a = acts.add_parser(action, help=text)
+        a.add_argument("project")
+        if action == "remove":
+            a.add_argument("name")
+        else:
+            a.add_argument("--verbose", action="store_true", help="every field of each pair")
+        a.set_defaults(func=cmd_contact)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="jointmodeller",
@@ -502,13 +655,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--calibrate", action="store_true", help="fit tissue stiffness scales to the data")
     s.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for parameter studies")
     s.add_argument("--out", required=True, help="output folder (summary.json, CSV, plots, report)")
+    s.add_argument("--verbose", action="store_true", help="print the whole summary (JSON, tissue parameters)")
     s.set_defaults(func=cmd_laxity)
 
     s = sub.add_parser("import-osim", help="import an OpenSim .osim model into a project file")
     s.add_argument("model")
     s.add_argument("project")
     s.add_argument("--geometry-path", action="append", help="folder to search for mesh files (repeatable)")
+    s.add_argument("--verbose", action="store_true", help="print the whole import report (always written to "
+                                                          "PROJECT.import.txt)")
     s.set_defaults(func=cmd_import_osim)
+
+    _add_setup_parsers(sub)
 
     s = sub.add_parser("muscle-paths", help="path length and moment arm of every tissue over a coordinate range")
     s.add_argument("project")

@@ -14,7 +14,7 @@ from jointmodeller.io.osim_report import ImportReport
 from jointmodeller.model.specs import Project
 from jointmodeller.model.validation import validate_project
 
-__all__ = ["import_osim", "import_osim_command", "OsimError", "ImportReport", "wrap_ranges"]
+__all__ = ["import_osim", "import_osim_command", "import_summary", "OsimError", "ImportReport", "wrap_ranges"]
 
 
 def import_osim(model_path: str | Path, search_paths: Sequence[str | Path] = ()) -> tuple[Project, ImportReport]:
@@ -38,6 +38,26 @@ def import_osim_command(model_path: str | Path, project_path: str | Path,
     save_project(project_path, project)
     Path(str(project_path) + ".import.txt").write_text(report.to_text() + "\n", encoding="utf-8")
     return report
+
+
+def import_summary(report: ImportReport, project_path: str | Path) -> str:
+    """One paragraph for the terminal: what was imported, how much was approximated or left out
+    (by OpenSim type), and where the full report is."""
+    from collections import Counter
+
+    what = ", ".join(f"{v} {k}" for k, v in report.counts.items()) or "nothing"
+    text = f"Imported {report.model_name or Path(report.model_path).stem!r} into {project_path}: {what}."
+
+    def by_type(items) -> str:
+        counts = Counter(i.type for i in items)
+        top = ", ".join(f"{n} {t}" for t, n in counts.most_common(4))
+        return top + (", …" if len(counts) > 4 else "")
+
+    if report.approximated:
+        text += f" {len(report.approximated)} component(s) imported approximately ({by_type(report.approximated)})."
+    if report.not_imported:
+        text += f" {len(report.not_imported)} not imported ({by_type(report.not_imported)})."
+    return text + f" The full report is in {project_path}.import.txt."
 
 
 def wrap_ranges(report: ImportReport) -> dict[str, list[tuple[int, int]]]:

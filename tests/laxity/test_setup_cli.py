@@ -1,0 +1,125 @@
+"""Issue 15 item 8: set-up from the CLI (experiment and contact add / list / remove) and concise
+output by default (laxity, import-osim), --verbose for the tables."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jointmodeller.cli import main
+from jointmodeller.persistence.store import ProjectStore, load_project, save_project
+
+
+@pytest.fixture
+def db(tmp_path, project):
+    path = tmp_path / "joint.jmdb"
+    save_project(path, project.with_rows("experiments", ()))
+    return str(path)
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def test_experiment_add_list_remove(db, capsys):
+    assert main(["experiment", "add", db, "drawer", "--fixed", "upper", "--moving", "lower",
+                 "--load-kind", "anterior_posterior", "--max-load", "20", "--steps", "3", "--sides", "negative",
+                 "--flexion-deg", "0", "--load-point-mm", "0,0,-100", "--preload-force-n", "0,0,-10",
+                 "--tone", "strut=5", "--axis", "flexion_axis_fixed=1,0,0", "--axis", "long_axis_fixed=0 0 1",
+                 "--axis", "origin_fixed=0,0,-150"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("added experiment drawer: lower on upper, anterior_posterior −20 N in 3 steps")
+    e = load_project(db).experiments[0]
+    assert e.lever_m == 0.0 and e.measure == "anterior_posterior_mm" and e.sides == "negative"
+    assert e.load_point_L == pytest.approx((0.0, 0.0, -0.1)) and e.preload_force_N == (0.0, 0.0, -10.0)
+    assert e.tissue_tone == (("strut", 5.0),)
+    assert dict(e.axes)["origin_fixed"] == pytest.approx((0.0, 0.0, -0.15))  # mm in, m stored
+    assert dict(e.axes)["long_axis_fixed"] == (0.0, 0.0, 1.0)  # directions as typed
+    # the same name again is refused unless --replace
+    assert main(["experiment", "add", db, "drawer", "--fixed", "upper", "--moving", "lower"]) == 2
+    assert "exists; give --replace" in one_line_error(capsys)
+    assert main(["experiment", "add", db, "vv", "--fixed", "upper", "--moving", "lower", "--steps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "lever 300 mm" in out  # varus-valgus: the lever is the moment's
+    assert "note: 'lower' has no joint; set --axis flexion_axis_fixed=x,y,z and --axis long_axis_fixed=x,y,z" in out
+    assert main(["experiment", "list", db]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("drawer:") and lines[-1].startswith("2 experiments")
+    assert main(["experiment", "list", db, "--verbose"]) == 0
+    assert "  tissue_tone " in capsys.readouterr().out
+    assert main(["experiment", "remove", db, "vv"]) == 0
+    assert [x.name for x in load_project(db).experiments] == ["drawer"]
+    assert main(["experiment", "remove", db, "vv"]) == 2
+    assert "no experiment named 'vv'; the project has: 'drawer'" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--fixed", "upper", "--moving", "nobody"], "moving_body"),
+    (["--fixed", "upper", "--moving", "lower", "--tone", "nope=3"], "no attachment named 'nope'"),
+    (["--fixed", "upper", "--moving", "lower", "--lever-mm", "0"], "lever_m: must be positive"),
+    (["--fixed", "upper", "--moving", "lower", "--load-point-mm", "1,2"], "expected three numbers"),
+    (["--fixed", "upper", "--moving", "lower", "--axis", "knee=1,0,0"], "--axis knee: unknown"),
+    (["--fixed", "upper", "--moving", "lower", "--tone", "strut"], "expected NAME=VALUE"),
+])
+def test_experiment_add_refuses_bad_rows_in_one_line(db, capsys, argv, message):
+    assert main(["experiment", "add", db, "x", *argv]) == 2
+    assert message in one_line_error(capsys)
+    assert load_project(db).experiments == ()
+
+
+def test_contact_add_list_remove(db, capsys):
+    assert main(["contact", "add", db, "tf", "upper", "lower", "--thickness-mm", "6", "--youngs-mpa", "5"]) == 0
+    assert capsys.readouterr().out.strip() == ("added contact tf: upper – lower, elastic_foundation, cartilage 6 mm, "
+                                               "E 5 MPa, ν 0.45")
+    c = load_project(db).contacts[0]
+    assert c.cartilage_thickness_m == pytest.approx(6e-3) and c.youngs_modulus_Pa == pytest.approx(5e6)
+    assert main(["contact", "add", db, "tf", "upper", "lower", "--method", "mjm_springs", "--replace"]) == 0
+    assert load_project(db).contacts[0].method == "mjm_springs"
+    capsys.readouterr()
+    assert main(["contact", "list", db]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 contact (--verbose for every field)"
+    assert main(["contact", "add", db, "bad", "upper", "ghost"]) == 2
+    assert "ghost" in one_line_error(capsys)
+    assert main(["contact", "remove", db, "tf"]) == 0
+    assert load_project(db).contacts == ()
+
+
+def test_laxity_prints_a_few_lines_and_keeps_the_summary_in_the_report(tmp_path, project, capsys):
+    path = tmp_path / "joint.jmdb"
+    save_project(path, project)
+    assert main(["laxity", str(path), "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert 3 <= len(lines) <= 6, lines
+    assert lines[0].startswith("run #1: vv completed, 9 steps")
+    assert lines[1].startswith("flexion held at 0°")
+    assert lines[2].startswith("laxity ") and "deg (varus_valgus_deg)" in lines[2]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["flexion_deg_held"] == 0.0 and "attachments" in summary["parameters"]
+    assert main(["laxity", str(path), "--out", str(tmp_path / "out2"), "--verbose"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "completed"  # the whole summary
+    with ProjectStore(path) as store:
+        assert [r.status for r in store.list_runs()] == ["completed", "completed"]
+
+
+@pytest.fixture
+def arm26_path(shared_models):
+    path = shared_models / "arm26" / "arm26.osim"
+    if not path.is_file():
+        pytest.skip("arm26.osim is absent")
+    return path
+
+
+def test_import_osim_prints_one_paragraph_and_writes_the_report_beside(tmp_path, arm26_path, capsys):
+    db = tmp_path / "arm.jmdb"
+    assert main(["import-osim", str(arm26_path), str(db)]) == 0
+    out = capsys.readouterr().out.strip()
+    assert "\n" not in out and out.startswith(f"Imported 'arm26' into {db}:")
+    assert out.endswith(f"The full report is in {db}.import.txt.")
+    report = (tmp_path / "arm.jmdb.import.txt").read_text()
+    assert report.startswith("Imported from OpenSim model") and len(report) > len(out)
+    db2 = tmp_path / "arm2.jmdb"
+    assert main(["import-osim", str(arm26_path), str(db2), "--verbose"]) == 0
+    assert capsys.readouterr().out.startswith("Imported from OpenSim model")
