@@ -13,7 +13,7 @@ import threading
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from jointmodeller.model.results import RunRecord
 
@@ -66,6 +66,25 @@ def _stop_yielding() -> None:
             sys.setswitchinterval(_SWITCH["interval"])
 
 
+UNIT_SUFFIXES = (("_deg", "°"), ("_rad", "rad"), ("_mm", "mm"), ("_m", "m"), ("_N", "N"), ("_Nm", "N·m"))
+
+
+def _with_unit(name: str) -> str:
+    """"varus_valgus_deg" -> "varus valgus [°]"; a name without a unit suffix keeps its words."""
+    for suffix, unit in sorted(UNIT_SUFFIXES, key=lambda su: -len(su[0])):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return f"{name[: -len(suffix)].replace('_', ' ')} [{unit}]"
+    return name.replace("_", " ")
+
+
+def _legend(ax, names: list, n: int) -> None:
+    """A legend beside the axes (outside, so it never hides a curve) for up to 12 named curves."""
+    if names and 1 < n <= 12:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    elif names and n == 1:
+        ax.set_title(str(names[0]), fontsize=8, loc="left")
+
+
 class PlotPanel(QWidget):
     """Time series of the shown run with a cursor at the replayed time."""
 
@@ -79,6 +98,19 @@ class PlotPanel(QWidget):
         """The QLabel showing the last finished image of :attr:`figure`."""
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        self.choice = QComboBox(self)
+        """Which panel to show: "All" or one panel's title (kept across runs that have it)."""
+        self.choice.setToolTip("Show every plot of the run, or one of them at the panel's full height")
+        self.choice.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self._choice_row = QWidget(self)
+        row = QHBoxLayout(self._choice_row)
+        row.setContentsMargins(4, 2, 4, 0)
+        row.addWidget(QLabel("Show", self._choice_row))
+        row.addWidget(self.choice)
+        row.addStretch(1)
+        self._choice_row.hide()
+        self._layout.addWidget(self._choice_row)
+        self.choice.currentTextChanged.connect(self._choice_changed)
         self._placeholder = QLabel("Run a study or choose a stored run to see its plots.", self)
         self._layout.addWidget(self._placeholder)
         self._cursors: list = []
@@ -237,7 +269,7 @@ class PlotPanel(QWidget):
         self._cursors = []
         self._cursor_t = None
         self._build_wanted = None
-        panels = [] if run is None else self._panels(run)
+        panels = [] if run is None else self.shown_panels(run)
         self.plotted = [key if isinstance(key, str) else (key[1] if kind == "sweep" else "laxity")
                         for kind, key, _, _ in panels]
         if run is None:
@@ -252,6 +284,46 @@ class PlotPanel(QWidget):
             self.figure, self._cursors = self._make_figure(run, panels, None)
             QTimer.singleShot(0, self.request_draw)  # in a later turn of the event loop
 
+    ALL = "All"
+
+    def shown_panels(self, run: RunRecord) -> list[tuple]:
+        """The run's panels as the chooser selects them (all, or the one whose title is chosen); the
+        chooser lists the run's panels and keeps a choice the new run also has."""
+        panels = self._panels(run)
+        titles = [self._title(p) for p in panels]
+        want = self.choice.currentText() or self.ALL
+        self.choice.blockSignals(True)
+        self.choice.clear()
+        self.choice.addItems([self.ALL] + titles)
+        self.choice.setCurrentText(want if want in titles else self.ALL)
+        self.choice.blockSignals(False)
+        self._choice_row.setVisible(len(panels) > 1)
+        chosen = self.choice.currentText()
+        return panels if chosen == self.ALL else [p for p, t in zip(panels, titles) if t == chosen]
+
+    @staticmethod
+    def _title(panel: tuple) -> str:
+        kind, key, label, _ = panel
+        return "laxity curve" if kind == "laxity" else label
+
+    def _choice_changed(self, _text: str) -> None:
+        if self.run is not None:
+            self.show_run(self.run)
+
+    @staticmethod
+    def axis_label(run: RunRecord, key: str) -> str:
+        """An axis title with its unit for a series name: the laxity load (N or N·m, from the run's
+        stiffness unit) and measure (e.g. varus_valgus_deg -> "varus valgus [°]"), a swept
+        coordinate, or the name itself."""
+        if key == "load" and run.study == "laxity":
+            unit = str(run.summary.get("stiffness_unit") or "").split("/")[0]
+            kind = str(run.parameters.get("load_kind", "")).replace("_", "–")
+            return f"applied {kind + ' ' if kind else ''}load" + (f" [{unit}]" if unit else "")
+        if key == "measure" and run.study == "laxity":
+            name = str(run.parameters.get("measure") or run.summary.get("measure") or "measure")
+            return _with_unit(name)
+        return _with_unit(key)
+
     @staticmethod
     def _panels(run: RunRecord) -> list[tuple]:
         """(kind, key, label, scale) of each panel the run's series give."""
@@ -259,13 +331,19 @@ class PlotPanel(QWidget):
         panels = []
         t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
         if t is not None:
+            # one sample (an equilibrium): a bar per tissue or contact, not a one-point time series
+            kind = "bars" if t.shape[0] == 1 else "time"
             for key, label, scale in TIME_SERIES:
-                if key in s and np.asarray(s[key]).shape[0] == t.shape[0]:
-                    panels.append(("time", key, label, scale))
+                if key in s and np.asarray(s[key]).shape[0] == t.shape[0] and np.asarray(s[key]).size:
+                    panels.append((kind, key, label, scale))
         xk = next((k for k in LAXITY_X if k in s), None)
         yk = next((k for k in LAXITY_Y if k in s), None)
         if xk and yk:
             panels.append(("laxity", (xk, yk), "laxity", 1.0))
+            tension = np.asarray(s.get("tissue_tension_N", np.zeros((0, 0))))
+            n = np.asarray(s[xk]).reshape(-1).shape[0]
+            if tension.ndim == 2 and tension.shape[0] == n and tension.shape[1] > 0 and n > 0:
+                panels.append(("sweep", (xk, "tissue_tension_N"), "tissue tension [N]", 1.0))
         coordinate = run.parameters.get("coordinate") if run.study == "muscle_paths" else None
         xk = f"{coordinate}_{run.parameters.get('unit', 'deg')}" if coordinate else None
         if xk in s:  # a coordinate sweep: one curve per tissue against the coordinate
@@ -280,7 +358,10 @@ class PlotPanel(QWidget):
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(5, 3))
-        fig.subplots_adjust(left=0.1, right=0.98, top=0.96, bottom=0.12, hspace=0.7)
+        legend_out = any(kind in ("time", "sweep") and len(run.labels.get(key if isinstance(key, str) else key[1])
+                                                             or run.labels.get("tissue") or []) > 1
+                         for kind, key, _, _ in panels)
+        fig.subplots_adjust(left=0.1, right=0.8 if legend_out else 0.98, top=0.96, bottom=0.12, hspace=0.7)
         cursors = []
         s = run.series
         t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
@@ -301,9 +382,19 @@ class PlotPanel(QWidget):
                     ax.plot(t, y[:, j], label=names[j] if j < len(names) else None)
                 ax.set_ylabel(label)
                 ax.set_xlabel("time [s]")
-                if names and y.shape[1] <= 8:
-                    ax.legend(fontsize=7, loc="upper left")
+                _legend(ax, names, y.shape[1])
                 cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
+            elif kind == "bars":
+                y = np.asarray(s[key], float)
+                if key in VECTOR_SERIES:
+                    y = np.linalg.norm(y.reshape(1, -1, 3), axis=-1)
+                y = y.reshape(-1) * scale
+                names = run.labels.get(key) or run.labels.get("tissue") or []
+                ticks = [names[j] if j < len(names) else str(j + 1) for j in range(len(y))]
+                ax.barh(np.arange(len(y)), y, color="#4878a8")
+                ax.set_yticks(np.arange(len(y)), ticks, fontsize=7)
+                ax.invert_yaxis()
+                ax.set_xlabel(label)
             elif kind == "sweep":
                 xk, yk = key
                 x = np.asarray(s[xk], float).reshape(-1)
@@ -311,18 +402,17 @@ class PlotPanel(QWidget):
                 names = run.labels.get(yk) or []
                 for j in range(y.shape[1]):
                     ax.plot(x, y[:, j], label=names[j] if j < len(names) else None)
-                ax.set_xlabel(xk.replace("_deg", " [deg]").replace("_m", " [m]"))
+                ax.set_xlabel(PlotPanel.axis_label(run, xk))
                 ax.set_ylabel(label)
-                if names and y.shape[1] <= 8:
-                    ax.legend(fontsize=7, loc="upper left")
+                _legend(ax, names, y.shape[1])
             else:
                 xk, yk = key
                 ax.plot(np.asarray(s[xk], float), np.asarray(s[yk], float), "o-", ms=3, label="model")
                 if "measured_load" in s and "measured_value" in s:
                     ax.plot(s["measured_load"], s["measured_value"], "s", ms=4, label="measured")
                     ax.legend(fontsize=7)
-                ax.set_xlabel(xk)
-                ax.set_ylabel(yk)
+                ax.set_xlabel(PlotPanel.axis_label(run, xk))
+                ax.set_ylabel(PlotPanel.axis_label(run, yk))
         return fig, cursors
 
     # ------------------------------------------------------------------ export
@@ -341,7 +431,7 @@ class PlotPanel(QWidget):
         suffix = Path(path).suffix.lower().lstrip(".")
         if suffix not in self.EXPORT_FORMATS:
             raise ValueError(f"plots are exported as {', '.join(self.EXPORT_FORMATS)}, not {suffix or 'no suffix'!r}")
-        run, panels = self.run, self._panels(self.run)
+        run, panels = self.run, self.shown_panels(self.run)
         if suffix == "csv":
             header, columns = self.plot_columns(run, panels)
             n = max((len(c) for c in columns), default=0)
@@ -364,11 +454,19 @@ class PlotPanel(QWidget):
         s = run.series
         header, columns = [], []
         t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
-        if t is not None and any(kind == "time" for kind, *_ in panels):
+        if t is not None and any(kind in ("time", "bars") for kind, *_ in panels):
             header.append("time [s]")
             columns.append(t)
         for kind, key, label, scale in panels:
-            if kind == "time":
+            if kind == "bars":
+                y = np.asarray(s[key], float)
+                if key in VECTOR_SERIES:
+                    y = np.linalg.norm(y.reshape(1, -1, 3), axis=-1)
+                names = run.labels.get(key) or run.labels.get("tissue") or []
+                for j, v in enumerate(y.reshape(-1) * scale):
+                    header.append(f"{label} {names[j] if j < len(names) else j}")
+                    columns.append(np.array([v]))
+            elif kind == "time":
                 y = np.asarray(s[key], float)
                 if key in VECTOR_SERIES:
                     y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)

@@ -309,3 +309,40 @@ def test_experiment_axes_are_table_columns(small_project):
     doc.undo()
     assert dict(doc.project.experiments[0].axes)["origin_fixed"] == (0.0, 0.0, 0.055)
     assert doc.problems() == []
+
+
+def test_plots_read_well_equilibrium_bars_laxity_units_and_a_chooser(qtbot, tmp_path):
+    """Issue 18 item 6: an equilibrium is one bar per tissue, not a one-point time series; the laxity
+    axes name their quantity and unit and the tissue tensions follow the load; one panel can be shown
+    at the full height (and exported alone)."""
+    import csv
+
+    from jointmodeller.gui.plots import PlotPanel
+    from jointmodeller.model.results import RunRecord
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    panel.show_run(RunRecord("equilibrium", series={"time": np.zeros(1), "tissue_force_N": np.array([[3.0, 7.0]]),
+                                                    "tissue_length_m": np.array([[0.03, 0.04]])},
+                             labels={"tissue_force_N": ["MCL", "LCL"], "tissue_length_m": ["MCL", "LCL"]}))
+    ax = panel.figure.axes[0]
+    assert [p.get_width() for p in ax.patches] == [3.0, 7.0] and not ax.lines
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MCL", "LCL"]
+
+    load = np.linspace(-10, 10, 5)
+    laxity = RunRecord("laxity", parameters={"load_kind": "varus_valgus", "measure": "varus_valgus_deg"},
+                       series={"load": load, "measure": load / 5, "tissue_tension_N": np.stack([load.clip(0),
+                                                                                                (-load).clip(0)], 1)},
+                       labels={"tissue_tension_N": ["MCL", "LCL"]}, summary={"stiffness_unit": "N/deg"})
+    panel.show_run(laxity)
+    assert panel.plotted == ["laxity", "tissue_tension_N"]
+    curve, tension = panel.figure.axes
+    assert curve.get_xlabel() == "applied varus–valgus load [N]" and curve.get_ylabel() == "varus valgus [°]"
+    assert tension.get_ylabel() == "tissue tension [N]" and len(tension.lines) == 2
+    assert panel._choice_row.isVisibleTo(panel)
+    panel.choice.setCurrentText("tissue tension [N]")
+    assert panel.plotted == ["tissue_tension_N"] and len(panel.figure.axes) == 1
+    out = panel.export(str(tmp_path / "tension.csv"))
+    assert next(csv.reader(open(out, encoding="utf-8"))) == ["load", "tissue tension [N] MCL", "tissue tension [N] LCL"]
+    panel.show_run(RunRecord("laxity", series={"load": load, "measure": load}))  # no tension: back to all
+    assert panel.choice.currentText() == "All" and panel.plotted == ["laxity"]
