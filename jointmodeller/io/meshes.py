@@ -410,6 +410,11 @@ def read_mesh(path: str | Path, units: Units = "mm", name: str | None = None) ->
         vertices, faces, notes_read = _read_raw(path)
     except OSError as exc:
         raise _fail(path, f"cannot be read ({exc.strerror or exc})") from exc
+    vertices, faces = np.asarray(vertices), np.asarray(faces)
+    if vertices.ndim != 2 or vertices.shape[1] != 3 or faces.ndim != 2 or faces.shape[1] != 3:
+        # a damaged OBJ line ("v 1 2") makes trimesh guess another column count
+        raise _fail(path, f"vertices or faces are not rows of three numbers (vertices {vertices.shape}, "
+                          f"faces {faces.shape})")
     if len(vertices) == 0 or len(faces) == 0:
         raise _fail(path, "holds no triangles")
     if not np.isfinite(vertices).all():
