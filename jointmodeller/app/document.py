@@ -648,6 +648,20 @@ class Document:
         self.push(InsertRow(section, index, row, f"Add {SECTION_LABELS[section]} row"))
         return index
 
+    def add_attachment(self, att: Attachment) -> int:
+        """Add a placed tissue and return its row. When it names no spring type of the project
+        (a project without any), a default "ligament" type is added with it, in the same undo step,
+        so the new row is valid at once."""
+        names = [sp.name for sp in self.project.springs]
+        if att.spring in names:
+            return self.add_row("attachments", att)
+        spring = SpringType(name=unique_name(names, "ligament"))
+        att = replace(att, spring=spring.name)
+        new = replace(self.project, springs=self.project.springs + (spring,),
+                      attachments=self.project.attachments + (att,))
+        self.replace_project(new, f"Add {att.name} (and spring type {spring.name})")
+        return len(new.attachments) - 1
+
     def remove_row(self, section: str, index: int) -> None:
         self.push(RemoveRow(section, index, self.rows(section)[index], f"Delete {SECTION_LABELS[section]} row"))
 

@@ -119,6 +119,23 @@ def path_length(project: Project, att: Attachment, poses: dict[str, Pose] | None
     return float(np.sum(np.linalg.norm(np.diff(np.asarray(pts), axis=0), axis=1)))
 
 
+def tissue_readout(project: Project, index: int, poses: dict[str, Pose] | None = None) -> str:
+    """One line on tissue row ``index`` at the given pose: its path length, unloaded length and
+    strain (length / unloaded − 1), in mm and %."""
+    att = project.attachments[index]
+    try:
+        length = path_length(project, att, poses)
+    except (KeyError, ValueError):
+        return f"{att.name}: its ends refer to a mass that is not there"
+    text = f"{att.name} ({att.body_a} → {att.body_b}): length {length * 1000:.2f} mm"
+    rest = att.initial_length_m
+    if rest is not None and rest > 0:
+        text += f", unloaded {rest * 1000:.2f} mm, strain {100.0 * (length / rest - 1.0):+.2f} %"
+    else:
+        text += " (unloaded length measured when a study is built)"
+    return text
+
+
 def make_attachment(project: Project, a: SurfacePoint, b: SurfacePoint, *, name: str | None = None,
                     spring: str | None = None, poses: dict[str, Pose] | None = None) -> Attachment:
     """An attachment between two snapped points, its unloaded length the path length at this pose."""
@@ -153,5 +170,5 @@ def drag_end(project: Project, att: Attachment, end: str, point_G, poses: dict[s
 
 __all__ = [
     "Pose", "SurfacePoint", "as_trimesh", "closest_on_surface", "drag_end", "make_attachment", "mass_pose",
-    "nearest_mass", "path_length", "project_poses", "snap_to_mass", "to_global", "to_local",
+    "nearest_mass", "path_length", "project_poses", "snap_to_mass", "tissue_readout", "to_global", "to_local",
 ]

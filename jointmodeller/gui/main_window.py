@@ -456,10 +456,12 @@ class MainWindow(QMainWindow):
                                        "row is added (Esc cancels)")
         self.act_drag = self._act("&Move tissue end", self._toggle_drag, "Ctrl+M", checkable=True,
                                   tip="Drag an end of the selected tissue along its bone (Esc cancels)")
+        self.act_measure = self._act("Measure &distance", self._toggle_measure, "Ctrl+D", checkable=True,
+                                     tip="Click two points on the bones: their distance in mm (Esc cancels)")
         self.act_cancel_pick = self._act("&Cancel picking", lambda: self.cancel_picking(), "Esc",
-                                         tip="Stop placing or moving a tissue; a first pick is forgotten")
+                                         tip="Stop placing or moving a tissue or measuring; a first pick is forgotten")
         self.act_cancel_pick.setEnabled(False)  # only while picking: Esc stays the table editors' elsewhere
-        for a in (self.act_place, self.act_drag, self.act_cancel_pick):
+        for a in (self.act_place, self.act_drag, self.act_measure, self.act_cancel_pick):
             t.addAction(a)
         self.addAction(self.act_cancel_pick)
         h = mb.addMenu("&Help")
@@ -486,7 +488,7 @@ class MainWindow(QMainWindow):
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
         self.viewport.cancel_pick()
-        for a in (self.act_place, self.act_drag):
+        for a in (self.act_place, self.act_drag, self.act_measure):
             if a.isChecked():
                 a.setChecked(False)
         self.statusBar().showMessage("Picking cancelled.", 4000)
@@ -541,17 +543,28 @@ class MainWindow(QMainWindow):
         self._show_text("About JointModeller", f"<h3>JointModeller {v}</h3><p>Rigid-body joint models from bone "
                                                "meshes: tissues, contact, equilibrium, dynamics and laxity studies.</p>")
 
+    def _toggle_pick_mode(self, mode: str, on: bool) -> None:
+        """Turn one picking mode on (the others off) or off (back to selecting)."""
+        modes = {"place": self.act_place, "drag": self.act_drag, "measure": self.act_measure}
+        if on:
+            for m, a in modes.items():
+                if m != mode and a.isChecked():
+                    a.blockSignals(True)
+                    a.setChecked(False)
+                    a.blockSignals(False)
+            self.viewport.set_mode(mode)
+        elif self.viewport.mode == mode:
+            self.viewport.set_mode("select")
+        self.act_cancel_pick.setEnabled(any(a.isChecked() for a in modes.values()))
+
     def _toggle_place(self, on: bool) -> None:
-        if on and self.act_drag.isChecked():
-            self.act_drag.setChecked(False)
-        self.viewport.set_mode("place" if on else "select")
-        self.act_cancel_pick.setEnabled(self.act_place.isChecked() or self.act_drag.isChecked())
+        self._toggle_pick_mode("place", on)
 
     def _toggle_drag(self, on: bool) -> None:
-        if on and self.act_place.isChecked():
-            self.act_place.setChecked(False)
-        self.viewport.set_mode("drag" if on else "select")
-        self.act_cancel_pick.setEnabled(self.act_place.isChecked() or self.act_drag.isChecked())
+        self._toggle_pick_mode("drag", on)
+
+    def _toggle_measure(self, on: bool) -> None:
+        self._toggle_pick_mode("measure", on)
 
     # ------------------------------------------------------------------ document
     def set_document(self, doc: Document) -> None:
@@ -788,7 +801,8 @@ class MainWindow(QMainWindow):
         return i
 
     def _attachment_placed(self, att: Attachment) -> None:
-        i = self.doc.add_row("attachments", att)
+        i = self.doc.add_attachment(att)
+        att = self.doc.project.attachments[i]
         self.tabs.setCurrentWidget(self.panels["attachments"])
         self.panels["attachments"].select_row(i)
         self._select("attachments", i)
@@ -808,6 +822,10 @@ class MainWindow(QMainWindow):
         else:
             self.viewport.scene.select(None, None)
         self.viewport.selected_attachment = row if section == "attachments" else None
+        if section == "attachments" and 0 <= row < len(self.doc.project.attachments):
+            from jointmodeller.app.picking import tissue_readout
+
+            self.statusBar().showMessage(tissue_readout(self.doc.project, row, self.viewport.current_poses()))
 
     def _viewport_picked(self, mass: str) -> None:
         try:

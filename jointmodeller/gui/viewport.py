@@ -80,6 +80,8 @@ class Viewport(QWidget):
     """
 
     massPicked = Signal(str)
+    measured = Signal(float, str, str)
+    """A distance was measured: metres, and the masses of its first and second point."""
     attachmentPlaced = Signal(object)
     attachmentMoved = Signal(int, object)
     message = Signal(str)
@@ -232,12 +234,14 @@ class Viewport(QWidget):
         self.mode = mode
         self._first_pick = None
         self._drag = self._drag_preview = None
-        self.scene.show_marker(None)
+        self.scene.show_marker(None, render=False)
+        self.scene.show_segment(None, None)
         iren = self.plotter.iren.interactor
         iren.SetInteractorStyle(vtkInteractorStyleTrackballCamera() if mode == "select" else vtkInteractorStyleUser())
         self.message.emit({"select": "", "place": "Click the origin on one bone, then the insertion on another "
                                                   "(Esc cancels).",
-                           "drag": "Drag an end of the selected tissue along its bone (Esc cancels)."}[mode])
+                           "drag": "Drag an end of the selected tissue along its bone (Esc cancels).",
+                           "measure": "Click two points on the bones to measure their distance (Esc cancels)."}[mode])
 
     def world_to_display(self, point_G) -> tuple[float, float]:
         """Display (pixel) coordinates of a global point (for tests and overlays)."""
@@ -263,7 +267,7 @@ class Viewport(QWidget):
         if self.project is None:
             return
         if hit is None:
-            if self.mode == "place":
+            if self.mode in ("place", "measure"):
                 self.message.emit("No bone there: click on a bone's surface (Esc cancels).")
             return
         name, point_G = hit
@@ -271,6 +275,26 @@ class Viewport(QWidget):
             self.massPicked.emit(name)
         elif self.mode == "place":
             self.place_pick(name, point_G)
+        elif self.mode == "measure":
+            self.measure_pick(name, point_G)
+
+    def measure_pick(self, mass: str, point_G) -> float | None:
+        """One measuring pick (snapped to the surface): the first is marked, the second gives the
+        distance (drawn, and sent as ``measured``); the next pick starts a new measurement."""
+        sp = snap_to_mass(self.project, mass, point_G, self.current_poses())
+        if self._first_pick is None:
+            self._first_pick = sp
+            self.scene.show_segment(None, None, render=False)
+            self.scene.show_marker(sp.point_G)
+            self.message.emit(f"From {mass}; now click the second point (Esc cancels).")
+            return None
+        a, self._first_pick = self._first_pick, None
+        d = float(np.linalg.norm(np.asarray(sp.point_G) - np.asarray(a.point_G)))
+        self.scene.show_marker(None, render=False)
+        self.scene.show_segment(a.point_G, sp.point_G)
+        self.message.emit(f"Distance {d * 1000:.2f} mm ({a.mass} → {mass}); click again to measure another.")
+        self.measured.emit(d, a.mass, mass)
+        return d
 
     def place_pick(self, mass: str, point_G) -> None:
         """One placement pick: the first is remembered, the second makes the attachment."""
@@ -294,7 +318,8 @@ class Viewport(QWidget):
         had = self._first_pick is not None or self._drag is not None
         self._first_pick = None
         self._drag = self._drag_preview = None
-        self.scene.show_marker(None)
+        self.scene.show_marker(None, render=False)
+        self.scene.show_segment(None, None)
         return had
 
     def _event_pos(self) -> tuple[int, int]:

@@ -22,6 +22,8 @@ AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
 ARROW_COLOUR = "#40d0d0"
 MARKER_COLOUR = "#ff3b30"
 """The marker on a picked point."""
+MEASURE_COLOUR = "#ffd60a"
+"""A measured distance."""
 TISSUE_WIDTH = 8.0
 DISPLAY_MAX_FACES = 10000
 """Bones are drawn with at most this many triangles (quadric decimation, cached per mesh): a frame of
@@ -123,6 +125,8 @@ class JointScene:
         self.selected: tuple[str, int] | None = None
         self.marker_actor = None
         """A sphere on a picked point (the first pick of a ligament placement), or None."""
+        self.segment_actor = None
+        """A measured distance: a line between two picked points with a sphere at each, or None."""
         self.force_scale_N = 50.0
         self.show_axes = True
         self._tissue_rgb = np.zeros((0, 3))
@@ -338,11 +342,28 @@ class JointScene:
             self.plotter.remove_actor(self.marker_actor, render=False)
             self.marker_actor = None
         if point_G is not None:
-            b = np.asarray(self.bounds(), float)
-            radius = max(0.015 * float(np.max(b[1::2] - b[0::2])), 1e-3)
-            sphere = pv.Sphere(radius=radius, center=tuple(map(float, point_G)))
+            sphere = pv.Sphere(radius=self._marker_radius(), center=tuple(map(float, point_G)))
             self.marker_actor = self.plotter.add_mesh(sphere, color=MARKER_COLOUR, name="pick_marker",
                                                       pickable=False, render=False)
+        if render:
+            self.plotter.render()
+
+    def _marker_radius(self) -> float:
+        b = np.asarray(self.bounds(), float)
+        return max(0.015 * float(np.max(b[1::2] - b[0::2])), 1e-3)
+
+    def show_segment(self, a_G, b_G, render: bool = True) -> None:
+        """Draw a measured distance from a_G to b_G (None removes it)."""
+        if self.segment_actor is not None:
+            self.plotter.remove_actor(self.segment_actor, render=False)
+            self.segment_actor = None
+        if a_G is not None and b_G is not None:
+            r = self._marker_radius()
+            a, b = np.asarray(a_G, float), np.asarray(b_G, float)
+            shape = pv.Line(a, b).tube(radius=0.25 * r) if np.linalg.norm(b - a) > 0 else pv.PolyData()
+            shape = shape.merge(pv.Sphere(radius=0.7 * r, center=a)).merge(pv.Sphere(radius=0.7 * r, center=b))
+            self.segment_actor = self.plotter.add_mesh(shape, color=MEASURE_COLOUR, name="measure_segment",
+                                                       pickable=False, render=False)
         if render:
             self.plotter.render()
 

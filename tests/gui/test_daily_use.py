@@ -346,3 +346,59 @@ def test_plots_read_well_equilibrium_bars_laxity_units_and_a_chooser(qtbot, tmp_
     assert next(csv.reader(open(out, encoding="utf-8"))) == ["load", "tissue tension [N] MCL", "tissue tension [N] LCL"]
     panel.show_run(RunRecord("laxity", series={"load": load, "measure": load}))  # no tension: back to all
     assert panel.choice.currentText() == "All" and panel.plotted == ["laxity"]
+
+
+def test_measure_a_distance_and_read_a_tissue_length_and_strain(qtbot, window, small_project):
+    """Issue 18 item 10, part: Tools › Measure distance (two picks, drawn, in mm) and a tissue's
+    length, unloaded length and strain in the status bar when its row is selected."""
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    rng = np.random.default_rng(9)
+    w.act_measure.trigger()
+    assert w.viewport.mode == "measure" and w.act_cancel_pick.isEnabled()
+    w.viewport.click(*visible_pick(w, "lower", rng))
+    a = np.asarray(w.viewport._first_pick.point_G)
+    with qtbot.waitSignal(w.viewport.measured) as got:
+        w.viewport.click(*visible_pick(w, "upper", rng))
+    d, mass_a, mass_b = got.args
+    assert (mass_a, mass_b) == ("lower", "upper") and w.viewport.scene.segment_actor is not None
+    assert 0.0 < d < 0.3 and f"{d * 1000:.2f} mm" in w.statusBar().currentMessage()
+    assert np.linalg.norm(np.asarray(w.viewport.scene.segment_actor.GetCenter()) - a) < 0.3
+    w.act_place.trigger()  # another tool: measuring ends, its drawing goes
+    assert not w.act_measure.isChecked() and w.viewport.mode == "place"
+    assert w.viewport.scene.segment_actor is None
+    w.cancel_picking()
+    assert w.viewport.mode == "select" and not w.act_cancel_pick.isEnabled()
+
+    w.panels["attachments"].select_row(0)
+    w._select("attachments", 0)
+    msg = w.statusBar().currentMessage()
+    assert msg.startswith("MCL (lower → upper): length ") and "strain" not in msg  # unloaded length not set
+    w.doc.set_cell("attachments", 0, "initial_length_m", "40")
+    w._select("attachments", 0)
+    from jointmodeller.app.picking import path_length
+
+    length = path_length(w.doc.project, w.doc.project.attachments[0])
+    assert f"strain {100 * (length / 0.04 - 1):+.2f} %" in w.statusBar().currentMessage()
+
+
+def test_a_tissue_placed_in_a_project_without_spring_types_gets_one(qtbot, window, small_project):
+    """Issue 18 item 9, part: the placed tissue used to get spring '' (a problem at once)."""
+    import dataclasses
+
+    from jointmodeller.app.picking import make_attachment, snap_to_mass
+
+    p = dataclasses.replace(small_project, springs=(), attachments=())
+    w = window(p)
+    a = snap_to_mass(p, "lower", (0.02, 0.0, 0.0))
+    b = snap_to_mass(p, "upper", (0.02, 0.0, 0.11))
+    att = make_attachment(p, a, b)
+    assert att.spring == ""
+    w.viewport.attachmentPlaced.emit(att)
+    q = w.doc.project
+    assert [s.name for s in q.springs] == ["ligament"] and q.attachments[0].spring == "ligament"
+    assert w.doc.problems() == []
+    w.act_undo.trigger()  # one step takes both back
+    assert w.doc.project.springs == () and w.doc.project.attachments == ()
