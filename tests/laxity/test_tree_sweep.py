@@ -167,7 +167,7 @@ def test_preload_tone_load_point_and_one_sided_sweep_agree_on_both_engines():
     equilibria, and the preload and tone really move the unloaded pose."""
     base = knee_like(None, "anterior_posterior")
     exp = replace(base.experiments[0], lever_m=0.0, sides="negative", load_point_L=(0.0, -0.1, 0.0),
-                  preload_force_N=(0.0, 0.0, -20.0), preload_moment_Nm=(0.0, 0.05, 0.0),
+                  preload_force_N=(0.0, 0.0, 20.0), preload_moment_Nm=(0.0, 0.05, 0.0),
                   tissue_tone=(("lig4", 15.0),))
     free_p = base.with_rows("experiments", (exp,))
     tree_p = replace(free_p, masses=tuple(replace(m, joint=gs_custom_joint()) if m.name == "tibia" else m
