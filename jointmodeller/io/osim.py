@@ -29,7 +29,7 @@ from jointmodeller.io.osim_functions import (
 from jointmodeller.io.osim_report import CoordinateInfo, ImportReport, PathWrapInfo
 from jointmodeller.io.osim_xml import Doc, OsimError, read_osim_xml
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.validation import inertia_problems, project_problems
+from jointmodeller.model.validation import MASS_RANGE_KG, gyration_problem, inertia_problems, project_problems
 from jointmodeller.model.specs import (
     GROUND,
     Attachment,
@@ -61,6 +61,14 @@ JOINT_TYPES = {
     "PlanarJoint": "planar", "CustomJoint": "custom",
 }
 MESH_DIRS = ("", "Geometry", "geometry")
+NO_FILE = ("", "unassigned")
+"""Mesh file names that mean "no file" (OpenSim's default property value is "Unassigned")."""
+OLDEST_VERSION = 20000
+"""Oldest OpenSim document version read: the 2.x format (joints inside their child bodies), which
+OpenSim 4 upgrades on load, as it does the 3.x format and the 4.0-beta connector format (30501)."""
+METRE_UNITS = ("meters", "meter", "metres", "metre", "m", "unassigned", "")
+"""length_units read as metres: OpenSim computes in the file's numbers whatever the label says, and
+"Unassigned" is the label's default."""
 PASSIVE_STRAIN_MAX = 0.6
 
 
@@ -79,6 +87,25 @@ def _frame_from(R: np.ndarray, p: np.ndarray) -> Frame:
 def _xyz_rotation(angles: Sequence[float]) -> np.ndarray:
     """R of OpenSim's body-fixed X-Y-Z angles [rad] (offset frames, OpenSim 3 joint frames)."""
     return euler_to_matrix(np.asarray(angles, float), EULER)
+
+
+def socket_text(doc: Doc, el: ET.Element, *names: str) -> str:
+    """What a socket of ``el`` connects to, in any format: OpenSim 4's <socket_NAME>, the 4.0-beta
+    <connectors><… name="NAME"><connectee_name>, or the older plain <NAME> element ("" if none)."""
+    conns = el.find("connectors")
+    for name in names:
+        text = doc.text(el, f"socket_{name}")
+        if text:
+            return text
+        for c in list(conns) if conns is not None else []:
+            if c.get("name") == name:
+                text = doc.text(c, "connectee_name")
+                if text:
+                    return text
+        text = doc.text(el, name)
+        if text:
+            return text
+    return ""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,7 +157,7 @@ class _Frames:
         raise OsimError(f"{self.doc.path}: cannot find the frame {raw!r}")
 
     def _offset(self, el: ET.Element, local, depth) -> _FrameDef:
-        parent = self.doc.text(el, "socket_parent") or self.doc.text(el, "socket_parent_frame") or ""
+        parent = socket_text(self.doc, el, "parent", "parent_frame")
         if parent.strip() in ("..", "") and id(el) in self.owner:
             parent = self.owner[id(el)]
         base = self.resolve(parent, local, depth + 1)
@@ -143,18 +170,51 @@ class _Frames:
 # Meshes
 # --------------------------------------------------------------------------------------------------
 def find_mesh_file(name: str, model_dir: Path, search_paths: Sequence[Path]) -> Path | None:
-    """The first existing file for mesh ``name``: beside the model, in its Geometry folder, or on a
-    search path (and its Geometry folder)."""
+    """The first existing file for mesh ``name`` inside the model's folder or a search path (see
+    ``locate_mesh_file``), or None."""
+    return locate_mesh_file(name, model_dir, search_paths)[0]
+
+
+def _within(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def locate_mesh_file(name: str, model_dir: Path, search_paths: Sequence[Path]) -> tuple[Path | None, list[str]]:
+    """(file, refused) for mesh ``name``: the first existing file beside the model, in its Geometry
+    folder, or on a search path (and its Geometry folder), by the name as given and by its last part.
+
+    A file is used only when its real path (symlinks followed, ``..`` resolved) lies inside the
+    model's folder or one of the search paths: a name with ``..`` leaving them, an absolute path
+    outside them, or a symlink pointing out of them is refused — not read — and described in
+    ``refused`` (what it resolves to) so the import report can say why."""
     rel = Path(name.replace("\\", "/"))
-    for base in (model_dir, *search_paths):
+    bases = [Path(b) for b in (model_dir, *search_paths)]
+    roots = []
+    for b in bases:
+        try:
+            roots.append(b.resolve())
+        except (OSError, RuntimeError):
+            continue
+    refused: list[str] = []
+    candidates = [rel] if rel.is_absolute() else []
+    for base in bases:
         for sub in MESH_DIRS:
-            cand = Path(base) / sub / rel
-            if cand.is_file():
-                return cand
-            cand = Path(base) / sub / rel.name
-            if cand.is_file():
-                return cand
-    return None
+            if not rel.is_absolute():
+                candidates.append(base / sub / rel)
+            candidates.append(base / sub / rel.name)
+    for cand in candidates:
+        try:
+            if not cand.is_file():
+                continue
+            real = cand.resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if _within(real, roots):
+            return cand, refused
+        why = f"{cand} resolves to {real}"
+        if why not in refused:
+            refused.append(why)
+    return None, refused
 
 
 def _merge_meshes(parts: list[tuple[np.ndarray, np.ndarray]], source: str, warnings: list[str]) -> MeshData:
@@ -204,6 +264,9 @@ class _Reader:
         objs = s.find("objects")
         return list(objs) if objs is not None else []
 
+    def socket(self, el: ET.Element, *names: str) -> str:
+        return socket_text(self.doc, el, *names)
+
     def count(self, kind: str, n: int = 1) -> None:
         self.report.counts[kind] = self.report.counts.get(kind, 0) + n
 
@@ -211,12 +274,14 @@ class _Reader:
     def run(self) -> tuple[Project, ImportReport]:
         doc, model, rep = self.doc, self.model, self.report
         version = self.doc.root.get("Version", "")
-        if version.isdigit() and int(version) < 30000:
-            raise OsimError(f"{self.path}: OpenSim document version {version} is too old; re-save the model "
-                            "in OpenSim 4")
-        units = (doc.text(model, "length_units") or "meters").lower()
-        if units not in ("meters", "meter", "m"):
+        if version.isdigit() and int(version) < OLDEST_VERSION:
+            raise OsimError(f"{self.path}: OpenSim document version {version} is older than OpenSim 2.0 (the "
+                            "oldest format OpenSim 4 upgrades); re-save the model in OpenSim 4")
+        units = (doc.text(model, "length_units") or "meters").strip().lower()
+        if units not in METRE_UNITS:
             raise OsimError(f"{self.path}: length units {units!r} are not supported (only meters)")
+        for line in self.doc.recovered:
+            rep.approx("XML", "document", line)
         gravity = doc.floats(model, "gravity", 3, (0.0, -9.80665, 0.0))
         body_els = self.objects("BodySet")
         if not body_els and model.find("BodySet") is None:
@@ -281,10 +346,11 @@ class _Reader:
                     for f in list(frames) if frames is not None else []:
                         local[f.get("name", "")] = f
                         self.frames.offsets.setdefault(f"/jointset/{name}/{f.get('name', '')}", (f, f"/jointset/{name}"))
-                    parent = self.frames.resolve(doc.text(el, "socket_parent_frame") or doc.text(el, "parent_body")
-                                                 or "", local)
-                    child = self.frames.resolve(doc.text(el, "socket_child_frame") or doc.text(el, "child_body")
-                                                or "", local)
+                    parent = self.frames.resolve(self.socket(el, "parent_frame", "parent_body"), local)
+                    child = self.frames.resolve(self.socket(el, "child_frame", "child_body"), local)
+                    # the 4.0-beta format (30501): joint frames as offsets in the parent and child bodies
+                    parent = self._offset_by(el, parent, "location_in_parent", "orientation_in_parent")
+                    child = self._offset_by(el, child, "location_in_child", "orientation_in_child")
                 else:  # OpenSim 3: the joint lives in its child body, frames as location/orientation
                     pbody = self.frames.resolve(doc.text(el, "parent_body") or "")
                     parent = _FrameDef(pbody.body, _xyz_rotation(doc.floats(el, "orientation_in_parent", 3, (0.0,) * 3)),
@@ -333,6 +399,14 @@ class _Reader:
             out[child.body] = j
             self.count("joints")
         return out
+
+    def _offset_by(self, el: ET.Element, base: _FrameDef, loc_tag: str, rot_tag: str) -> _FrameDef:
+        """``base`` moved by the joint's own <loc_tag>/<rot_tag> (body-fixed XYZ radians), if it has them."""
+        if el.find(loc_tag) is None and el.find(rot_tag) is None:
+            return base
+        t = np.asarray(self.doc.floats(el, loc_tag, 3, (0.0, 0.0, 0.0)))
+        R = _xyz_rotation(self.doc.floats(el, rot_tag, 3, (0.0, 0.0, 0.0)))
+        return _FrameDef(base.body, base.R @ R, base.p + base.R @ t)
 
     def joint_spec(self, el: ET.Element, j: _Joint) -> None:
         doc = self.doc
@@ -441,7 +515,12 @@ class _Reader:
                 rep.approx(name, "Body", f"mass {mass:g} kg replaced by {MIN_MASS_KG:g} kg (the project needs a "
                                          "positive mass)")
                 mass = MIN_MASS_KG
+            if mass > MASS_RANGE_KG[1]:
+                raise OsimError(f"{doc.where(el)}: body {name} has a mass of {mass:g} kg, beyond "
+                                f"{MASS_RANGE_KG[1]:g} kg; check the model's units")
             problems = inertia_problems(I)
+            if not problems:
+                problems = [p for p in (gyration_problem(I, mass),) if p]
             if problems:
                 rep.approx(name, "Body", f"inertia {problems[0]}; replaced by a small sphere's")
                 I = np.eye(3) * mass * 1e-4
@@ -508,7 +587,7 @@ class _Reader:
                     continue
                 fname = doc.text(g, "mesh_file") or ""
                 scale = np.asarray(doc.floats(g, "scale_factors", 3, (1.0, 1.0, 1.0)))
-                sock = doc.text(g, "socket_frame") or ".."
+                sock = self.socket(g, "frame") or ".."
                 fr = frame
                 if sock not in ("..", "", f"/bodyset/{body}"):
                     try:
@@ -539,7 +618,13 @@ class _Reader:
         rep = self.report
         parts, used, warns = [], [], []
         for comp, fname, scale, fr in self.geometry_entries(el, body):
-            found = find_mesh_file(fname, self.path.parent, self.search)
+            if fname.strip().lower() in NO_FILE:  # OpenSim's "no file"
+                continue
+            found, refused = locate_mesh_file(fname, self.path.parent, self.search)
+            if found is None and refused:
+                rep.skip(comp, "Mesh", f"mesh file {fname!r} refused: it lies outside the model's folder and the "
+                                       f"search paths ({'; '.join(refused[:3])}); not read")
+                continue
             if found is None:
                 rep.skip(comp, "Mesh", f"mesh file {fname!r} not found beside the model, in Geometry/ or on the "
                                        "search paths")
@@ -667,9 +752,10 @@ class _Reader:
         pps = path_el.find("PathPointSet")
         objs = pps.find("objects") if pps is not None else None
         points: list[ViaPoint] = []
+        dropped_points = 0
         for p in list(objs) if objs is not None else []:
             pname = p.get("name", "?")
-            frame = doc.text(p, "socket_parent_frame") or doc.text(p, "body") or ""
+            frame = self.socket(p, "parent_frame", "body")
             fr = self.frames.resolve(frame)
             if p.tag == "MovingPathPoint":
                 loc = self.moving_point_location(p, name)
@@ -678,13 +764,15 @@ class _Reader:
             loc = fr.R @ loc + fr.p
             coord, lo, hi = "", 0.0, 0.0
             if p.tag == "ConditionalPathPoint":
-                coord = (doc.text(p, "socket_coordinate") or doc.text(p, "coordinate") or "").split("/")[-1]
+                coord = self.socket(p, "coordinate").split("/")[-1]
                 lo, hi = doc.floats(p, "range", 2)
                 if coord not in self.coord_values:
                     rep.skip(f"{name}/{pname}", p.tag, f"coordinate {coord!r} not found; point left out")
+                    dropped_points += 1
                     continue
             elif p.tag not in ("PathPoint", "MovingPathPoint"):
                 rep.skip(f"{name}/{pname}", p.tag, "path point type not supported; left out")
+                dropped_points += 1
                 continue
             points.append(ViaPoint(fr.body, tuple(float(v) for v in loc), coord, float(lo), float(hi)))
         if len(points) < 2:
@@ -710,20 +798,39 @@ class _Reader:
             if (doc.text(w, "method") or "hybrid").lower() != "hybrid":
                 rep.approx(f"{name}/{w.get('name', '?')}", "PathWrap",
                            f"method {doc.text(w, 'method')} computed with the hybrid method")
+        ranges: tuple[tuple[int, int], ...] = ()
         if infos:
             self.report.path_wraps[name] = tuple(infos)
             if any(i.start > 0 or i.end > 0 for i in infos):
-                rep.approx(name, "PathWrap", "wrap point ranges are kept in the import report only (the "
-                                             "project has no field for them)")
+                ranges = tuple(self.wrap_range(name, i, len(points), dropped_points) for i in infos)
         return Attachment(name=name, spring=spring, body_a=first.body, body_b=last.body, point_a_L=first.point_L,
-                          point_b_L=last.point_L, via_points=tuple(points[1:-1]), wrap_objects=tuple(wraps))
+                          point_b_L=last.point_L, via_points=tuple(points[1:-1]), wrap_objects=tuple(wraps),
+                          wrap_ranges=ranges)
+
+    def wrap_range(self, name: str, info: PathWrapInfo, n: int, dropped: int) -> tuple[int, int]:
+        """A PathWrap's point range as the project keeps it: -1 for OpenSim's "path end" (< 1), a
+        number past the last point clamped to it (as OpenSim does)."""
+        s = -1 if info.start < 1 else min(info.start, n)
+        e = -1 if info.end < 1 else min(info.end, n)
+        if (s, e) != (-1 if info.start < 1 else info.start, -1 if info.end < 1 else info.end):
+            self.report.approx(f"{name}/{info.wrap_object}", "PathWrap",
+                               f"point range [{info.start}, {info.end}] clamped to the path's {n} points")
+        if s >= 1 and e >= 1 and s > e:
+            self.report.approx(f"{name}/{info.wrap_object}", "PathWrap",
+                               f"point range [{info.start}, {info.end}] is empty; the whole path is used")
+            s, e = -1, -1
+        if dropped:
+            self.report.approx(f"{name}/{info.wrap_object}", "PathWrap",
+                               f"{dropped} path point(s) left out: the point range [{info.start}, {info.end}] "
+                               "counts the remaining points")
+        return s, e
 
     def moving_point_location(self, p: ET.Element, muscle: str) -> np.ndarray:
         doc = self.doc
         loc = []
         for axis in "xyz":
             holder = p.find(f"{axis}_location")
-            coord = (doc.text(p, f"socket_{axis}_coordinate") or "").split("/")[-1]
+            coord = self.socket(p, f"{axis}_coordinate").split("/")[-1]
             if holder is None:
                 loc.append(0.0)
                 continue

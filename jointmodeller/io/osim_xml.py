@@ -7,6 +7,7 @@ nothing is evaluated, and every failure — malformed or truncated XML, a bad nu
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
@@ -27,6 +28,7 @@ class Doc:
         self.path = path
         self.root = root
         self._lines = lines
+        self.recovered: list[str] = []  # what a lenient re-read changed (one line each)
 
     def line(self, el: ET.Element) -> int:
         return self._lines.get(id(el), 0)
@@ -80,8 +82,19 @@ class Doc:
         return t.lower() in ("true", "1", "yes")
 
 
+BARE_AMPERSAND = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+"""An '&' that starts none of XML's predefined references: OpenSim's parser (TinyXML) keeps such an
+'&' as a literal character ("Smith & Jones" in <credits>), expat refuses it."""
+LENIENT_ERRORS = (expat.errors.codes[expat.errors.XML_ERROR_INVALID_TOKEN],
+                  expat.errors.codes[expat.errors.XML_ERROR_UNDEFINED_ENTITY])
+
+
 def read_osim_xml(path: str | Path) -> Doc:
-    """Parse ``path`` into a Doc; OsimError naming the file and line when it is not valid XML."""
+    """Parse ``path`` into a Doc; OsimError naming the file and line when it is not valid XML.
+
+    One leniency, as OpenSim's own parser has it: an '&' that starts no XML reference is read as a
+    literal '&' (listed in ``Doc.recovered``). DTDs and entity declarations stay refused, so no
+    entity is ever expanded."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -91,6 +104,39 @@ def read_osim_xml(path: str | Path) -> Doc:
         raise OsimError(f"{path}: {len(raw)} bytes is too large for an OpenSim model")
     if not raw.strip():
         raise OsimError(f"{path}, line 1: the file is empty")
+    recovered: list[str] = []
+    try:
+        root, lines = _parse(path, raw)
+    except expat.ExpatError as exc:
+        fixed = BARE_AMPERSAND.sub(b"&amp;", raw)
+        if exc.code not in LENIENT_ERRORS or fixed == raw:
+            raise _xml_error(path, exc) from None
+        try:
+            root, lines = _parse(path, fixed)
+        except expat.ExpatError as exc2:
+            raise _xml_error(path, exc2) from None
+        at = sorted({raw.count(b"\n", 0, m.start()) + 1 for m in BARE_AMPERSAND.finditer(raw)})
+        shown = ", ".join(str(n) for n in at[:10]) + (", ..." if len(at) > 10 else "")
+        recovered.append(f"a bare '&' (not an XML reference) read as a literal '&', as OpenSim's parser does "
+                         f"(line{'s' if len(at) > 1 else ''} {shown})")
+    if root.tag != "OpenSimDocument":
+        raise OsimError(f"{path}, line {lines.get(id(root), 1)}: not an OpenSim model (root element "
+                        f"<{root.tag}>, expected <OpenSimDocument>)")
+    doc = Doc(path, root, lines)
+    doc.recovered = recovered
+    return doc
+
+
+def _xml_error(path: Path, exc: expat.ExpatError) -> OsimError:
+    msg = expat.ErrorString(exc.code)
+    hint = ""
+    if msg in ("no element found", "unclosed token") or "unclosed" in msg:
+        hint = " — the file looks truncated"
+    return OsimError(f"{path}, line {exc.lineno}, column {exc.offset + 1}: malformed XML ({msg}){hint}")
+
+
+def _parse(path: Path, raw: bytes) -> tuple[ET.Element, dict[int, int]]:
+    """(root, element id -> line); expat.ExpatError for malformed XML, OsimError otherwise."""
     builder = ET.TreeBuilder()
     lines: dict[int, int] = {}
     parser = expat.ParserCreate()
@@ -111,12 +157,8 @@ def read_osim_xml(path: str | Path) -> Doc:
     try:
         parser.Parse(raw, True)
         root = builder.close()
-    except expat.ExpatError as exc:
-        msg = expat.ErrorString(exc.code)
-        hint = ""
-        if msg in ("no element found", "unclosed token") or "unclosed" in msg:
-            hint = " — the file looks truncated"
-        raise OsimError(f"{path}, line {exc.lineno}, column {exc.offset + 1}: malformed XML ({msg}){hint}") from None
+    except expat.ExpatError:
+        raise
     except AssertionError:
         raise OsimError(f"{path}, line {parser.CurrentLineNumber}: malformed XML (unbalanced elements)"
                         " — the file looks truncated") from None
@@ -124,9 +166,7 @@ def read_osim_xml(path: str | Path) -> Doc:
         raise
     except (LookupError, ValueError, UnicodeError) as exc:
         raise OsimError(f"{path}, line {parser.CurrentLineNumber}: cannot decode the file ({exc})") from None
-    if root.tag != "OpenSimDocument":
-        raise OsimError(f"{path}, line {lines.get(id(root), 1)}: not an OpenSim model (root element "
-                        f"<{root.tag}>, expected <OpenSimDocument>)")
-    # keep the parser's handlers from holding the tree
-    parser.StartElementHandler = parser.EndElementHandler = parser.CharacterDataHandler = None
-    return Doc(path, root, lines)
+    finally:
+        # keep the parser's handlers from holding the tree
+        parser.StartElementHandler = parser.EndElementHandler = parser.CharacterDataHandler = None
+    return root, lines

@@ -202,7 +202,10 @@ class Attachment:
     initial_length_m: unloaded (rest) length; None means the spring type's slack length, or if that is
     None too, the straight distance at the initial pose. wraps: the path wraps over bone surfaces.
     via_points: intermediate points of the path, in order; wrap_objects: names of WrapObjects the
-    path wraps over (OpenSim import), in order.
+    path wraps over (OpenSim import), in order. wrap_ranges: for each wrap object, the 1-based range
+    (start, end) of path points it may wrap between (OpenSim's PathWrap range; points counted from
+    point_a over every via point, conditional or not, to point_b; -1 = that end of the path); empty
+    means every wrap object may act on the whole path.
     """
 
     name: str
@@ -215,6 +218,7 @@ class Attachment:
     wraps: bool = False
     via_points: tuple[ViaPoint, ...] = ()
     wrap_objects: tuple[str, ...] = ()
+    wrap_ranges: tuple[tuple[int, int], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------

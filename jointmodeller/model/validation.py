@@ -426,6 +426,20 @@ def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], m
     for j, name in enumerate(a.wrap_objects):
         if name not in wrap_names:
             c.add(s, r, f"wrap_objects[{j}]", f"no wrap object named {name!r}")
+    if a.wrap_ranges:
+        n = len(a.via_points) + 2
+        if len(a.wrap_ranges) != len(a.wrap_objects):
+            c.add(s, r, "wrap_ranges", f"needs one (start, end) per wrap object ({len(a.wrap_objects)}), got "
+                                       f"{len(a.wrap_ranges)}")
+        for j, rng in enumerate(a.wrap_ranges):
+            if len(rng) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in rng):
+                c.add(s, r, f"wrap_ranges[{j}]", "must be two whole numbers (start, end)")
+                continue
+            if not all(v == -1 or 1 <= v <= n for v in rng):
+                c.add(s, r, f"wrap_ranges[{j}]", f"path point numbers must be -1 (path end) or in [1, {n}], got "
+                                                 f"{tuple(rng)}")
+            elif rng[0] >= 1 and rng[1] >= 1 and rng[0] > rng[1]:
+                c.add(s, r, f"wrap_ranges[{j}]", f"start must not exceed end, got {tuple(rng)}")
 
 
 def _check_profile(c: _Collector, s: str, r: str, p: LoadProfile) -> None:

@@ -114,6 +114,7 @@ class AttachmentRow(Base):
     wraps: Mapped[bool] = mapped_column(StrictBoolean)
     via_points: Mapped[str] = mapped_column(Text)
     wrap_objects: Mapped[str] = mapped_column(Text)
+    wrap_ranges: Mapped[str] = mapped_column(Text, default="[]")
 
 
 class ForceRow(Base):

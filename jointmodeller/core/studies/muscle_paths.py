@@ -109,7 +109,10 @@ class PathSpec:
 
 def path_spec(model: MultibodyModel, att: Attachment, wrap_objects: Sequence[WrapObject],
               ranges: Sequence[tuple[int, int]] | None = None) -> PathSpec:
-    """PathSpec of an attachment; ``ranges`` gives each wrap's 1-based point range (default all)."""
+    """PathSpec of an attachment; each wrap's 1-based point range comes from ``ranges`` when given,
+    else from the attachment's own ``wrap_ranges`` (empty: the whole path)."""
+    if ranges is None and att.wrap_ranges:
+        ranges = att.wrap_ranges
     pts = [(att.body_a, att.point_a_L, "", 0.0, 0.0)]
     pts += [(v.body, v.point_L, v.coordinate, v.range_min, v.range_max) for v in att.via_points]
     pts.append((att.body_b, att.point_b_L, "", 0.0, 0.0))
@@ -343,7 +346,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
     k = model.qindex[coordinate]
     names = [a.name for a in project.attachments if attachments is None or a.name in attachments]
     atts = {a.name: a for a in project.attachments}
-    wrap_ranges = wrap_ranges or {}
+    wrap_ranges = wrap_ranges or {}  # overrides of the attachments' own wrap_ranges
     specs = [path_spec(model, atts[n], project.wrap_objects, wrap_ranges.get(n)) for n in names]
     base = model.q0.copy()
     for name, v in (q_fixed or {}).items():
@@ -423,7 +426,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
                                  "joint of the project has")
             cond[k] = coordinate_index[v.coordinate]
             cond_range[k] = (v.range_min, v.range_max)
-        ranges = (wrap_ranges or {}).get(name)
+        ranges = (wrap_ranges or {}).get(name) or a.wrap_ranges or None
         ws = []
         for k, wname in enumerate(a.wrap_objects):
             w = wraps[wname]
