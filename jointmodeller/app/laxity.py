@@ -309,6 +309,12 @@ def _tone(experiment: Experiment, system):
     return tone
 
 
+def with_tone(experiment: Experiment, system):
+    """``system`` (free bodies) with the experiment's tissue tone added as an extra element."""
+    tone = _tone(experiment, system)
+    return system if tone is None else replace(system, extra_elements=[*system.extra_elements, tone])
+
+
 def joint_long_axes(mp, state_q: np.ndarray, moving: str, coordinates: tuple[str, ...], flexion: str
                     ) -> tuple[np.ndarray, np.ndarray] | None:
     """(fixed, moving) long axes in G from the moving body's joint: the axis of its last rotational
@@ -432,10 +438,7 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
     :func:`sweep_tree_project`."""
     joint = joint or build_joint(project)
     protocol = experiment_protocol(project, experiment, joint, loads)
-    system = joint.system
-    tone = _tone(experiment, system)
-    if tone is not None:
-        system = replace(system, extra_elements=[*system.extra_elements, tone])
+    system = with_tone(experiment, joint.system)
     return run_sweep(system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
                      progress=progress, cancel=cancel)
 
@@ -631,7 +634,7 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
     evals = [0]
 
     def simulate(x: np.ndarray) -> np.ndarray:
-        system = scaled_tissue_system(joint, groups, x[:n], x[n:] if fit_slack else None)
+        system = with_tone(experiment, scaled_tissue_system(joint, groups, x[:n], x[n:] if fit_slack else None))
         smooth = solver_defaults(system)[0] == SMOOTH_TOL_N
         res = run_sweep(system, protocol, joint.p0_G, joint.q0_GB, tol_N=1e-9 if smooth else None)
         sim = simulated_at(res.loads, res.measure, ml)
@@ -666,7 +669,7 @@ def stiffness_scale_for_laxity(project: Project, target: float, experiment_name:
     protocol = experiment_protocol(project, experiment, joint)
 
     def excess(log_s: float) -> float:
-        system = scaled_tissue_system(joint, groups, np.full(len(groups), np.exp(log_s)))
+        system = with_tone(experiment, scaled_tissue_system(joint, groups, np.full(len(groups), np.exp(log_s))))
         try:
             return run_sweep(system, protocol, joint.p0_G, joint.q0_GB).laxity - target
         except EquilibriumFailed:  # too soft to hold the load: laxer than any target
