@@ -390,7 +390,7 @@ def cmd_muscle_paths(args: argparse.Namespace) -> int:
     from jointmodeller.app.muscle_paths import muscle_paths_command
 
     run = muscle_paths_command(args.project, args.coordinate, args.out, start=args.start, stop=args.stop,
-                               step=args.step)
+                               step=args.step, path_mode=args.path_mode)
     _print_run(run, run.id)
     print(f"CSV and plot written to {args.out}")
     return 0
@@ -675,6 +675,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stop", type=float, default=130.0, help="degrees (default 130)")
     s.add_argument("--step", type=float, default=5.0, help="degrees (default 5)")
     s.add_argument("--out", required=True, help="output folder (CSV and PNG)")
+    s.add_argument("--path-mode", choices=("opensim", "exact"), default="opensim",
+                   help="paths over several wrap objects: 'opensim' (default) reproduces OpenSim 4, which keeps "
+                        "each wrap point's first position through its wrap iteration; 'exact' recomputes them "
+                        "every pass (the consistent shortest path; differs by up to a few mm)")
     s.set_defaults(func=cmd_muscle_paths)
 
     s = sub.add_parser("coordinates", help="list the joint coordinates; lock, free or set them")

@@ -47,20 +47,34 @@ def list_coordinates(project: Project) -> list[tuple[str, str]]:
     return out
 
 
+PATH_MODES = ("opensim", "exact")
+"""How paths over several wrap objects are computed: "opensim" (the default) as OpenSim 4 does —
+each wrap point's first position at a pose is kept through its wrap iteration, so its numbers are
+reproduced —, "exact": every pass uses the current wrap points (the consistent shortest path).
+Single-wrap paths are the same either way."""
+
+
 def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop: float = 130.0,
                      step: float = 5.0, attachments: Sequence[str] | None = None,
                      wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
-                     fixed: dict[str, float] | None = None, opensim_compatible: bool = False) -> RunRecord:
+                     fixed: dict[str, float] | None = None, opensim_compatible: bool | None = None,
+                     path_mode: str | None = None) -> RunRecord:
     """Sweep ``coordinate`` from start to stop (inclusive) in ``step`` — degrees for a rotation,
     metres for a translation — and return a RunRecord with series coordinate (n,), length_m,
     moment_arm_m, moment_arm_excursion_m, wrapped (n, m), labelled by attachment name.
-    fixed: other coordinates' values (same units) instead of their defaults. opensim_compatible:
-    reproduce OpenSim 4's multi-wrap-object paths exactly (see core.studies.muscle_paths.calc_path)."""
+    fixed: other coordinates' values (same units) instead of their defaults. path_mode: one of
+    PATH_MODES, "opensim" by default (``opensim_compatible=False`` is the older way to say "exact").
+    wrap_ranges: overrides of the attachments' own wrap point ranges (the project keeps them)."""
+    if path_mode is None:
+        path_mode = "exact" if opensim_compatible is False else "opensim"
+    if path_mode not in PATH_MODES:
+        raise ValueError(f"path mode must be one of {', '.join(PATH_MODES)}, got {path_mode!r}")
+    opensim_compatible = path_mode == "opensim"
     rotational = _is_rotational(project, coordinate)
     unit = "deg" if rotational else "m"
     params = {"coordinate": coordinate, "start": start, "stop": stop, "step": step, "unit": unit,
               "attachments": list(attachments) if attachments is not None else None,
-              "fixed": dict(fixed or {}), "opensim_compatible": bool(opensim_compatible)}
+              "fixed": dict(fixed or {}), "opensim_compatible": bool(opensim_compatible), "path_mode": path_mode}
     q_fixed = {name: (np.radians(v) if _is_rotational(project, name) else v) for name, v in (fixed or {}).items()}
     if step <= 0 or stop < start:
         return RunRecord(STUDY, params, "failed", "the range needs step > 0 and stop ≥ start")
@@ -149,13 +163,14 @@ def plot_muscle_paths(run: RunRecord, path: str | Path, reference: dict[str, np.
 
 def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str | Path,
                          start: float = 0.0, stop: float = 130.0, step: float = 5.0,
-                         store_run: bool = True) -> RunRecord:
-    """Run the study on a project file, store the run in it, write CSV and PNG into ``out_dir``."""
+                         store_run: bool = True, path_mode: str = "opensim") -> RunRecord:
+    """Run the study on a project file, store the run in it, write CSV and PNG into ``out_dir``.
+    path_mode: "opensim" (default) or "exact" (see PATH_MODES)."""
     from jointmodeller.persistence.store import ProjectStore
 
     with ProjectStore(project_path) as store:
         project = store.load_project()
-        run = muscle_paths_run(project, coordinate, start, stop, step)
+        run = muscle_paths_run(project, coordinate, start, stop, step, path_mode=path_mode)
         if store_run:
             run.id = store.save_run(run)
     if run.status == "completed":
