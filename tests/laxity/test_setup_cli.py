@@ -123,3 +123,26 @@ def test_import_osim_prints_one_paragraph_and_writes_the_report_beside(tmp_path,
     db2 = tmp_path / "arm2.jmdb"
     assert main(["import-osim", str(arm26_path), str(db2), "--verbose"]) == 0
     assert capsys.readouterr().out.startswith("Imported from OpenSim model")
+
+
+def test_new_experiment_fields_round_trip_and_older_rows_take_their_defaults(project, tmp_path):
+    """Preload, tone, load point, sides and flexion sign are stored in the project file (experiments are
+    validated JSON rows: no schema change), and a row written before they existed opens with defaults."""
+    from dataclasses import replace
+
+    from jointmodeller.model.codec import project_from_json, project_to_data
+    from jointmodeller.model.specs import Experiment
+
+    e = replace(project.experiments[0], sides="positive", flexion_sign=-1, load_point_L=(0.0, 0.0, -0.1),
+                preload_force_N=(0.0, 0.0, 30.0), preload_moment_Nm=(0.5, 0.0, 0.0), tissue_tone=(("strut", 12.5),))
+    path = tmp_path / "p.jmdb"
+    save_project(path, project.with_rows("experiments", (e,)))
+    assert load_project(path).experiments[0] == e
+    data = project_to_data(project)
+    for key in ("sides", "flexion_sign", "load_point_L", "preload_force_N", "preload_moment_Nm", "tissue_tone"):
+        del data["project"]["experiments"][0][key]
+    old = project_from_json(json.dumps(data))
+    defaults = Experiment("x", "a", "b")
+    got = old.experiments[0]
+    assert (got.sides, got.flexion_sign, got.load_point_L, got.preload_force_N, got.tissue_tone) == (
+        defaults.sides, defaults.flexion_sign, None, (0.0, 0.0, 0.0), ())
