@@ -284,7 +284,20 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
           choices=("varus_valgus", "anterior_posterior", "internal_external", "compression")),
         C("max_load", "Max load [N or N·m]", "float"), C("lever_m", "Lever [mm]", "float", MM),
         C("steps", "Steps", "int"), C("unload", "Unload", "bool"),
+        C("sides", "Sides", "choice", choices=("both", "positive", "negative"),
+          tip="both: 0 → +max, then 0 → −max; positive or negative: one side only"),
         C("flexion_deg", "Flexion [°]", "float"), C("measure", "Measure"),
+        C("flexion_coordinate", "Flexion coordinate",
+          tip="On a joint: the coordinate held at the flexion (empty: the one named like 'flex')"),
+        C("flexion_sign", "Flexion sign", "int",
+          tip="1 when that coordinate grows in flexion, -1 when it shrinks (gait2392's knee_angle_r)"),
+        C("load_point_L", "Load point (moving L) [mm]", "opt_vec3", MM,
+          tip="Where the sweep's force acts, in the moving bone's mesh frame; empty: the JCS origin "
+              "(varus–valgus: the lever down the long axis)"),
+        C("preload_force_N", "Preload force e1, e2, e3 [N]", "vec3",
+          tip="Constant force on the moving bone along the JCS axes, from the unloaded pose on"),
+        C("preload_moment_Nm", "Preload moment e1, e2, e3 [N·m]", "vec3",
+          tip="Constant moment on the moving bone about the JCS axes"),
         C("axes:flexion_axis_fixed", "Flexion axis (fixed L)", "opt_vec3",
           tip="Direction of the flexion axis in the fixed bone's mesh frame (needed when the moving bone "
               "has no joint)"),
@@ -315,6 +328,74 @@ MOBILIZER_COLUMNS: tuple[Column, ...] = (
 """The Mobilizers panel: the joint of each mass row (section "masses")."""
 EXTRA_COLUMNS: dict[str, tuple[Column, ...]] = {"masses": MOBILIZER_COLUMNS}
 del C
+
+HEADER_TIPS: dict[str, str] = {
+    # project
+    "title": "Name of the project", "author": "Who made the model", "description": "What the model is for",
+    "units_length": "Unit in which the tables show lengths (stored in metres)",
+    "units_angle": "Unit in which the tables show angles", "gravity_G": "Gravity in the global frame G [m/s²]",
+    "notes": "Free notes", "created": "When the project was created", "modified": "When it was last saved",
+    # springs
+    "name": "Name of the row (unique within its table)",
+    "model": "axial: a tissue along its line (ligament, tendon); bushing: a 6-DOF spring in its own frame",
+    "law": "polynomial: f = k1·x + k2·x² + …; blankevoort: toe region up to the toe strain, then linear",
+    "kx": "Coefficients k1, k2, … of the force–deflection polynomial along x [N/m, N/m², …]; "
+          "Blankevoort: stiffness per unit strain [N]",
+    "ky": "Polynomial coefficients along y (bushings) [N/m, …]", "kz": "Polynomial coefficients along z (bushings) [N/m, …]",
+    "cx": "Dashpot along x [N·s/m]", "cy": "Dashpot along y [N·s/m]", "cz": "Dashpot along z [N·s/m]",
+    "tension_only": "yes: the tissue pulls but never pushes (slack when shorter than its rest length)",
+    "slack_length_m": "Rest length of every tissue of this type [mm]; empty: each tissue's unloaded length",
+    "transition_strain": "Strain where the Blankevoort toe region ends (e.g. 0.03)",
+    "colour": "Display colour (#rrggbb)",
+    # masses
+    "mesh": "Surface mesh of the bone (File › Import bone mesh…)",
+    "density_kg_m3": "Density used to compute mass and inertia from the mesh [kg/m³]",
+    "mass_kg": "Mass of the bone [kg]", "properties_from_mesh": "yes: mass, centre of mass and inertia follow the mesh",
+    "com_L": "Centre of mass in the mesh frame L [mm]",
+    "inertia_L": "Inertia about the centre of mass in L axes [kg·m²], row by row (Ixx, Ixy, Ixz; …)",
+    "position_G": "Initial position of the centre of mass in G [mm]",
+    "euler_deg": "Initial orientation: Euler angles of L in G [°] in the given sequence",
+    "euler_sequence": "Axis order of the Euler angles (e.g. XYZ)", "fixed": "yes: the bone does not move",
+    # attachments
+    "spring": "Spring type (Springs table) giving the tissue's law",
+    "body_a": "Mass of the first end (or ground)", "body_b": "Mass of the second end (or ground)",
+    "point_a_L": "First end in its mass's mesh frame L [mm]", "point_b_L": "Second end in its mass's mesh frame L [mm]",
+    "initial_length_m": "Unloaded (rest) length [mm]; empty: measured at the initial pose",
+    "wraps": "yes: the tissue wraps over the bone surfaces instead of passing through them",
+    # forces
+    "body": "Mass the load acts on", "point_L": "Point of application in the mass's mesh frame L [mm]",
+    "direction_G": "Direction of the load in G (any length; normalised)", "magnitude_N": "Magnitude of the load [N] (negative: opposite to the direction)",
+    "profile.kind": "constant, ramp (from 0 over the ramp time) or table", "profile.ramp_time_s": "Time over which a ramp load rises from 0 to its magnitude [s]",
+    # contacts
+    "method": "mjm_springs: MJM's surface springs; elastic_foundation: cartilage layer model",
+    "cartilage_thickness_m": "Cartilage thickness [mm]", "youngs_modulus_Pa": "Cartilage Young's modulus [MPa]",
+    "poisson_ratio": "Cartilage Poisson ratio", "hunt_crossley_s_m": "Hunt–Crossley dissipation [s/m]",
+    "friction_static": "Static friction coefficient µs", "friction_dynamic": "Dynamic friction coefficient µd",
+    "friction_viscous": "Viscous friction coefficient [s/m]",
+    # experiments
+    "fixed_body": "Bone held still during the laxity sweep", "moving_body": "Bone the sweep's load moves",
+    "load_kind": "Which load is swept: varus–valgus, anterior–posterior, internal–external, compression",
+    "max_load": "Largest load of the sweep [N, or N·m for moments]",
+    "lever_m": "varus–valgus: distance of the force down the moving bone's long axis [mm]",
+    "steps": "Load steps from 0 to the largest load", "unload": "yes: sweep back to 0 as well",
+    "flexion_deg": "Flexion held during the sweep [°]",
+    "measure": "Quantity measured, e.g. varus_valgus_deg or anterior_posterior_mm",
+    # mobilizers (the joint of each mass)
+    "joint.parent": "The mass (or ground) this mass's joint connects it to",
+    "joint.coordinates": "Names of the joint's coordinates (one per degree of freedom), comma-separated",
+    "joint.default_q": "Initial values of the coordinates [rad or m]",
+    "joint.frame_parent.origin_L": "Origin of the joint frame P in the parent's mesh frame L [mm]",
+    "joint.frame_parent.euler_deg": "Orientation of the joint frame P in the parent's L: Euler angles [°]",
+    "joint.frame_child.origin_L": "Origin of the joint frame F in this mass's mesh frame L [mm]",
+    "joint.frame_child.euler_deg": "Orientation of the joint frame F in this mass's L: Euler angles [°]",
+    "joint.reversed": "yes: the joint is defined from this mass to its parent (OpenSim's reversed joints)",
+}
+"""Header tooltips (meaning and unit) by column key; a column's own ``tip`` wins."""
+
+
+def column_tip(col: Column) -> str:
+    """The header tooltip of a column: its meaning and unit."""
+    return col.tip or HEADER_TIPS.get(col.key, "") or col.label
 
 
 def new_project() -> Project:
@@ -892,7 +973,7 @@ def _reject(name: str) -> Any:
 
 
 __all__ = [
-    "COLUMNS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
-    "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory", "column",
+    "COLUMNS", "HEADER_TIPS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
+    "column_tip", "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory", "column",
     "default_row", "new_project", "section_rows", "unique_name", "with_section_rows",
 ]

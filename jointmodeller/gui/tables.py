@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import COLUMNS, INFO, SECTION_LABELS, CellError, DocEvent, Document
+from jointmodeller.app.document import COLUMNS, INFO, SECTION_LABELS, CellError, DocEvent, Document, column_tip
 
 PROBLEM_BG = QColor("#ffd0d0")
 PROBLEM_FG = QColor("#8a0000")
@@ -77,6 +77,8 @@ class SectionTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
+        if role == Qt.ToolTipRole and orientation == Qt.Horizontal:
+            return column_tip(self.columns[section])  # meaning and unit
         if role != Qt.DisplayRole:
             return None
         if orientation == Qt.Horizontal:

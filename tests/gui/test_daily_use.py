@@ -402,3 +402,17 @@ def test_a_tissue_placed_in_a_project_without_spring_types_gets_one(qtbot, windo
     assert w.doc.problems() == []
     w.act_undo.trigger()  # one step takes both back
     assert w.doc.project.springs == () and w.doc.project.attachments == ()
+
+
+def test_every_table_header_has_a_tooltip_with_meaning_and_unit(qtbot, window, small_project):
+    """Issue 18 item 5, part: headers are cut ("Mass B", "µ static"): each says what it is on hover."""
+    w = window(small_project)
+    for key, panel in w.panels.items():
+        m = panel.model
+        for c in range(m.columnCount()):
+            label = m.headerData(c, Qt.Horizontal, Qt.DisplayRole)
+            tip = m.headerData(c, Qt.Horizontal, Qt.ToolTipRole)
+            assert tip and tip != label, (key, label)
+    m = w.panels["contacts"].model
+    tips = {m.headerData(c, Qt.Horizontal): m.headerData(c, Qt.Horizontal, Qt.ToolTipRole) for c in range(m.columnCount())}
+    assert "friction" in tips["µ static"] and "[mm]" in tips["Cartilage [mm]"]
