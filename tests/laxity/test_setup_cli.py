@@ -146,3 +146,21 @@ def test_new_experiment_fields_round_trip_and_older_rows_take_their_defaults(pro
     got = old.experiments[0]
     assert (got.sides, got.flexion_sign, got.load_point_L, got.preload_force_N, got.tissue_tone) == (
         defaults.sides, defaults.flexion_sign, None, (0.0, 0.0, 0.0), ())
+
+
+def test_new_experiment_fields_are_table_columns(project):
+    """The GUI's Experiments table (app.document) edits the load point in mm, the sides, the flexion
+    sign and the preloads; each edit is validated with the project."""
+    from jointmodeller.app.document import Document
+
+    doc = Document(project)
+    doc.set_cell("experiments", 0, "load_point_L", "0, -100, 0")
+    doc.set_cell("experiments", 0, "sides", "negative")
+    doc.set_cell("experiments", 0, "preload_force_N", "0 0 20")
+    doc.set_cell("experiments", 0, "flexion_sign", "-1")
+    e = doc.project.experiments[0]
+    assert (e.load_point_L, e.sides, e.preload_force_N, e.flexion_sign) == ((0.0, -0.1, 0.0), "negative",
+                                                                            (0.0, 0.0, 20.0), -1)
+    assert doc.problems() == []
+    doc.set_cell("experiments", 0, "flexion_sign", "2")
+    assert [p.field for p in doc.problems()] == ["flexion_sign"]
