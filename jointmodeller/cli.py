@@ -697,11 +697,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--facing", required=True, action="append", metavar="NAMES",
                    help="the mass(es) its articular region faces at the current pose (comma-separated, repeatable)")
     s.add_argument("--thickness-mm", type=float, required=True, help="layer thickness in mm")
-    s.add_argument("--max-distance-mm", type=float, default=15.0,
+    s.add_argument("--max-distance-mm", type=float, default=25.0,
                    help="a bone face is articular when the other surface lies within this distance in front of it "
-                        "(default 15)")
-    s.add_argument("--max-angle-deg", type=float, default=60.0,
-                   help="... and within this angle of its outward normal (default 60)")
+                        "(default 25)")
+    s.add_argument("--max-angle-deg", type=float, default=75.0,
+                   help="... and within this angle of its outward normal (default 75)")
     s.add_argument("--replace", action="store_true", help="replace the mass's existing cartilage layer")
     s.set_defaults(func=cmd_cartilage)
 

@@ -15,16 +15,18 @@ from typing import Sequence
 
 import numpy as np
 
+from jointmodeller.core.geometry.cartilage import DEFAULT_MAX_ANGLE_DEG, make_cartilage
 from jointmodeller.model.errors import JointModellerError
 from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.specs import Project
 
 __all__ = ["grow_cartilage", "CartilageResult", "DEFAULT_MAX_DISTANCE_M", "DEFAULT_MAX_ANGLE_DEG"]
 
-DEFAULT_MAX_DISTANCE_M = 0.015
+DEFAULT_MAX_DISTANCE_M = 0.025
 """How far in front of a bone face the other bone may lie for the face to count as articular: a
-knee's opposing bone surfaces are 2-8 mm apart over the condyles, 15 mm takes in their rims."""
-DEFAULT_MAX_ANGLE_DEG = 60.0
+knee's opposing bone surfaces are 2-8 mm apart over the condyles; 25 mm takes in their rims, so the
+settled joint's contact stays off the layer's edge (with 15 mm the lenhart2015 knee's tibial
+contact reached the rim of the femoral layer and its equilibrium did not settle)."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,6 @@ def grow_cartilage(project: Project, bone: str, facing: Sequence[str], thickness
 
     JointModellerError (one line) for an unknown mass, a mass without a mesh, a thickness or distance
     out of range, an existing layer without ``replace_existing``, or an empty facing region."""
-    from jointmodeller.core.geometry.cartilage import make_cartilage
-
     facing = tuple(dict.fromkeys(f for f in facing if f))
     names = {m.name for m in project.masses}
     for name in (bone, *facing):

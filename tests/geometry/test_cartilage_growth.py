@@ -92,7 +92,7 @@ def knee_project(shared_models, shared_meshes):
 
 
 def test_femoral_cartilage_on_the_imported_knee(knee_project):
-    from jointmodeller.app.cartilage import _poses, grow_cartilage
+    from jointmodeller.app.cartilage import DEFAULT_MAX_DISTANCE_M, _poses, grow_cartilage
 
     t = 0.003
     out, res = grow_cartilage(knee_project, "femur_distal_r", ["tibia_proximal_r"], t)
@@ -120,7 +120,7 @@ def test_femoral_cartilage_on_the_imported_knee(knee_project):
     base = cart.vertices_L[cart.faces[sheet]].mean(axis=1)
     edge = np.linalg.norm(np.diff(femur.mesh.vertices_L[femur.mesh.faces], axis=1, append=femur.mesh.vertices_L[
         femur.mesh.faces][:, :1]), axis=2).max()
-    near = other.closest(base, 0.015 + t + 2 * edge)
+    near = other.closest(base, DEFAULT_MAX_DISTANCE_M + t + 2 * edge)
     assert len(near.index) == len(base)
     # an existing layer is kept unless replaced
     from jointmodeller.model.errors import JointModellerError
