@@ -279,6 +279,8 @@ class RunPanel(QWidget):
         self.stop.setEnabled(running)
         if not running:
             self.pause.setChecked(False)
+            self.pause.setText("Pause")
+            self.progress.setFormat("%p%")
 
 
 class MainWindow(QMainWindow):
@@ -366,7 +368,7 @@ class MainWindow(QMainWindow):
             runner.runningChanged.connect(self.run_panel.set_running)
         rp = self.run_panel
         rp.start.clicked.connect(lambda: self.start_study())
-        rp.pause.toggled.connect(lambda on: self._active.pause() if on else self._active.resume())
+        rp.pause.toggled.connect(self._pause_toggled)
         rp.stop.clicked.connect(lambda: self._active.stop())
         rp.runs.currentIndexChanged.connect(self._run_chosen)
         rp.slider.valueChanged.connect(self.show_sample)
@@ -870,6 +872,9 @@ class MainWindow(QMainWindow):
                 fn = self.study_function(study)
         self.run_panel.progress.setValue(0)
         self.run_panel.status.setText(self._running_text(study))
+        self._running_status = self.run_panel.status.text()
+        self.run_panel.time_label.setText("t = –")  # not the last run's time
+        self._show_running_in_run_box(study or "study")
         self.plots.preload()  # the run's plots are drawn when it ends
         self._live_project = self.doc.project
         if fn is None:
@@ -879,6 +884,31 @@ class MainWindow(QMainWindow):
             self._active = self.runner
             self.runner.start(fn)
         return True
+
+    RUNNING_ITEM = "▶ {study} (running…)"
+
+    def _show_running_in_run_box(self, study: str) -> None:
+        """The run box names the study that runs (not the last stored run) until it ends."""
+        box = self.run_panel.runs
+        box.blockSignals(True)
+        box.addItem(self.RUNNING_ITEM.format(study=study), None)
+        box.setCurrentIndex(box.count() - 1)
+        box.blockSignals(False)
+
+    def _pause_toggled(self, on: bool) -> None:
+        """Pause or resume the running study; the panel shows the paused state."""
+        rp = self.run_panel
+        if on:
+            self._active.pause()
+            rp.pause.setText("Resume")
+            rp.progress.setFormat("%p% — paused")
+            rp.status.setText("Paused: Resume continues the study, Stop ends it keeping what was computed.")
+        else:
+            self._active.resume()
+            rp.pause.setText("Pause")
+            rp.progress.setFormat("%p%")
+            if rp.status.text().startswith("Paused"):
+                rp.status.setText(getattr(self, "_running_status", ""))
 
     def _running_text(self, study: str | None) -> str:
         """What the status line says while ``study`` runs (dynamics: the integrator and accuracy used)."""
@@ -917,6 +947,7 @@ class MainWindow(QMainWindow):
         self.runFinished.emit(run)
         if not isinstance(run, RunRecord):
             self.run_panel.status.setText("The study returned no run record.")
+            self._refresh_runs()  # the "running" entry goes
             return
         if run.status == "completed":
             self.run_panel.progress.setValue(1000)
@@ -925,6 +956,7 @@ class MainWindow(QMainWindow):
 
     def _run_failed(self, message: str) -> None:
         self.run_panel.status.setText(f"The study failed: {message.splitlines()[0]}")
+        self._refresh_runs()  # the "running" entry goes
 
     def _refresh_runs(self, select_last: bool = False) -> None:
         box = self.run_panel.runs

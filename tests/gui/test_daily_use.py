@@ -416,3 +416,38 @@ def test_every_table_header_has_a_tooltip_with_meaning_and_unit(qtbot, window, s
     m = w.panels["contacts"].model
     tips = {m.headerData(c, Qt.Horizontal): m.headerData(c, Qt.Horizontal, Qt.ToolTipRole) for c in range(m.columnCount())}
     assert "friction" in tips["µ static"] and "[mm]" in tips["Cartilage [mm]"]
+
+
+def test_run_panel_shows_the_running_study_and_a_paused_state(qtbot, window, small_project):
+    """Issue 18 item 7, part: the run box named an older run while a study ran, the time label kept the
+    last run's time, and Pause never showed a paused state."""
+    import time as _time
+
+    from jointmodeller.model.results import RunRecord
+
+    w = window(small_project)
+    rp = w.run_panel
+    rp.time_label.setText("t = 0.5 s")  # what the last run left
+
+    def fn(progress, cancel):
+        k = 0
+        while not cancel.is_set():
+            progress(min(k / 1000.0, 0.99))
+            k += 1
+            _time.sleep(0.005)
+        return RunRecord("dynamics", status="stopped", message="stopped by the user",
+                         series={"time": np.zeros(1)})
+
+    assert w.start_study("dynamics", fn=fn)
+    assert rp.runs.currentText() == "▶ dynamics (running…)" and rp.time_label.text() == "t = –"
+    rp.pause.click()
+    assert rp.pause.isChecked() and rp.pause.text() == "Resume"
+    assert rp.status.text().startswith("Paused") and "paused" in rp.progress.format()
+    qtbot.waitUntil(lambda: w.runner.paused, timeout=2000)
+    rp.pause.click()
+    assert rp.pause.text() == "Pause" and not rp.status.text().startswith("Paused")
+    with qtbot.waitSignal(w.runFinished, timeout=20_000):
+        rp.stop.click()
+    qtbot.waitUntil(lambda: not w.study_running, timeout=5000)
+    assert "running" not in rp.runs.currentText() and "dynamics (stopped)" in rp.runs.currentText()
+    assert rp.pause.text() == "Pause" and rp.progress.format() == "%p%"
