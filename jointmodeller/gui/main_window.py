@@ -72,6 +72,16 @@ def _set_tip(action: QAction, tip: str) -> None:
     action.setStatusTip(tip)
 
 
+def _duration(seconds: float) -> str:
+    """12 s, 3 min 05 s, 1 h 02 min."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
 def docs_folder() -> Path | None:
     """The repository's docs/ folder beside the package (a source checkout), or None (a wheel)."""
     d = Path(__file__).resolve().parents[2] / "docs"
@@ -381,6 +391,12 @@ class MainWindow(QMainWindow):
         self._autosave.setInterval(autosave_ms)
         self._autosave.timeout.connect(self.autosave)
         self._autosave.start()
+        self._run_clock: dict | None = None
+        self._clock_timer = QTimer(self)
+        self._clock_timer.setInterval(1000)
+        self._clock_timer.timeout.connect(self._show_clock)
+        for runner in (self.runner, self.process_runner):
+            runner.runningChanged.connect(lambda on: None if on else self._clock_timer.stop())
         self._rebuild_timer = QTimer(self)
         self._rebuild_timer.setSingleShot(True)
         self._rebuild_timer.setInterval(0)
@@ -873,6 +889,9 @@ class MainWindow(QMainWindow):
         self.run_panel.progress.setValue(0)
         self.run_panel.status.setText(self._running_text(study))
         self._running_status = self.run_panel.status.text()
+        self._run_clock = {"started": time.perf_counter(), "paused_s": 0.0, "paused_at": None, "fraction": 0.0,
+                           "t_end": self.run_panel.dynamics_options()["t_end"] if study == "dynamics" else None}
+        self._clock_timer.start()
         self.run_panel.time_label.setText("t = –")  # not the last run's time
         self._show_running_in_run_box(study or "study")
         self.plots.preload()  # the run's plots are drawn when it ends
@@ -898,6 +917,13 @@ class MainWindow(QMainWindow):
     def _pause_toggled(self, on: bool) -> None:
         """Pause or resume the running study; the panel shows the paused state."""
         rp = self.run_panel
+        clock = getattr(self, "_run_clock", None)
+        now = time.perf_counter()
+        if clock is not None and on and clock["paused_at"] is None:
+            clock["paused_at"] = now
+        elif clock is not None and not on and clock["paused_at"] is not None:
+            clock["paused_s"] += now - clock["paused_at"]
+            clock["paused_at"] = None
         if on:
             self._active.pause()
             rp.pause.setText("Resume")
@@ -930,6 +956,27 @@ class MainWindow(QMainWindow):
             return
         self._progress_at = now
         self.run_panel.progress.setValue(int(round(1000 * f)))
+        if getattr(self, "_run_clock", None) is not None:
+            self._run_clock["fraction"] = f
+            self._show_clock()
+
+    def _show_clock(self) -> None:
+        """The progress bar's text while a study runs: done, elapsed (pauses not counted), an
+        estimate of the time left from the rate so far, and for dynamics the simulated seconds per
+        wall second. Refreshed by each progress report and once a second."""
+        clock = getattr(self, "_run_clock", None)
+        rp = self.run_panel
+        if clock is None or not self.study_running or rp.pause.isChecked():
+            return
+        now = time.perf_counter()
+        elapsed = max(now - clock["started"] - clock["paused_s"], 1e-9)
+        f = clock["fraction"]
+        parts = ["%p%", f"{_duration(elapsed)} elapsed"]
+        if 0.005 <= f < 1.0:
+            parts.append(f"~{_duration(elapsed * (1.0 - f) / f)} left")
+        if clock["t_end"] and f > 0.0:
+            parts.append(f"{f * clock['t_end'] / elapsed:.3g} simulated s per s")
+        rp.progress.setFormat(" · ".join(parts))
 
     def _live_sample(self, sample) -> None:
         """Queue a live sample or a batch of streamed states: the viewport plays them at a steady rate

@@ -451,3 +451,35 @@ def test_run_panel_shows_the_running_study_and_a_paused_state(qtbot, window, sma
     qtbot.waitUntil(lambda: not w.study_running, timeout=5000)
     assert "running" not in rp.runs.currentText() and "dynamics (stopped)" in rp.runs.currentText()
     assert rp.pause.text() == "Pause" and rp.progress.format() == "%p%"
+
+
+def test_progress_says_elapsed_time_left_and_simulated_rate(qtbot, window, small_project):
+    """Issue 18 item 7, part: dynamics showed 0 % for 35 s with no rate or estimate."""
+    import time as _time
+
+    from jointmodeller.gui.main_window import _duration
+    from jointmodeller.model.results import RunRecord
+
+    assert (_duration(12.4), _duration(185), _duration(3720)) == ("12 s", "3 min 05 s", "1 h 02 min")
+    w = window(small_project)
+    rp = w.run_panel
+    rp.t_end.setValue(2.0)
+
+    def fn(progress, cancel):
+        progress(0.0)
+        _time.sleep(1.2)  # nothing reported yet: the elapsed time still moves
+        progress(0.25)
+        while not cancel.is_set():
+            _time.sleep(0.01)
+        return RunRecord("dynamics", status="stopped", series={"time": np.zeros(1)})
+
+    assert w.start_study("dynamics", fn=fn)
+    qtbot.waitUntil(lambda: "elapsed" in rp.progress.format(), timeout=5000)
+    qtbot.waitUntil(lambda: "left" in rp.progress.format(), timeout=10_000)
+    text = rp.progress.format()
+    assert text.startswith("%p% · ") and "simulated s per s" in text, text
+    rate = float(text.split(" · ")[-1].split()[0])
+    assert 0.0 < rate <= 0.5 / 1.2 + 1e-3  # 0.25 × 2 s simulated in at least 1.2 s of wall time
+    with qtbot.waitSignal(w.runFinished, timeout=20_000):
+        rp.stop.click()
+    qtbot.waitUntil(lambda: rp.progress.format() == "%p%", timeout=5000)
