@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -21,10 +22,12 @@ from hypothesis import strategies as st
 
 COUNTS = {"project_bytes": 80, "project_cells": 140, "json_values": 140, "json_bytes": 80,
           "stl_ascii": 50, "stl_binary": 50, "ply_ascii": 30, "ply_binary": 30, "obj": 50, "vtp": 60,
-          "vrml": 60, "wrz": 40, "osim": 130, "csv_cells": 90, "csv_bytes": 60}
-"""Cases per generator: 1090 in all (1092 with the two hand-made JSON cases), read in about 30 s on
-a shared 2-core machine; the whole suite, generation included, stays within about two minutes (most
-time is the readers' imports, the project files' SQLite opens and the .osim imports)."""
+          "vrml": 60, "wrz": 40, "osim": 130, "csv_cells": 90, "csv_bytes": 60, "numbers": 30,
+          "osim_numbers": 80}
+"""Cases per generator: 1320 in all ("numbers" for each of five text mesh formats; 1322 with the two
+hand-made JSON cases), read in 15-30 s on a shared 2-core machine; the whole suite, generation
+included, stays within about a minute (most time is the readers' imports, the project files' SQLite
+opens and the .osim imports)."""
 
 TOKENS = [b"0", b"-1", b"1e308", b"1e999", b"-1e999", b"nan", b"inf", b"NaN", b"99999999999999999999999",
           b"4294967295", b"2147483648", b"-0", b"0.5", b" ", b"\n", b"\r\n", b"\t", b",", b";", b"\x00", b"\xff\xfe",
@@ -66,6 +69,33 @@ def _op():
 
 def byte_damage():
     return st.lists(_op(), min_size=1, max_size=6)
+
+
+NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NUMBER_TOKENS = [b"nan", b"inf", b"-inf", b"-1", b"0", b"-0", b"1e308", b"-1e308", b"1e999", b"1e-320", b"0.5",
+                 b"99999999999999999999", b"4294967296", b"2147483648", b"-2147483649", b"", b"x", b"1 2", b"3e",
+                 b"1e+400", b"0x10", b"1_0"]
+
+
+def number_damage():
+    """Replace some numbers of a text file: the file stays well-formed (XML, VRML, PLY header), so
+    the damage reaches the readers' checks of values, counts and indices."""
+    return st.lists(st.tuples(st.floats(0.0, 1.0, allow_nan=False), st.sampled_from(NUMBER_TOKENS)),
+                    min_size=1, max_size=5)
+
+
+def apply_number_damage(data: bytes, edits) -> bytes:
+    spans = [m.span() for m in NUMBER.finditer(data)]
+    if not spans:
+        return data
+    chosen = {}
+    for frac, token in edits:
+        chosen[spans[min(int(frac * len(spans)), len(spans) - 1)]] = token
+    out, last = bytearray(), 0
+    for (a, b), token in sorted(chosen.items()):
+        out += data[last:a] + token
+        last = b
+    return bytes(out + data[last:])
 
 
 def apply_damage(data: bytes, ops, keep_head: int = 0) -> bytes:
@@ -133,24 +163,35 @@ def _vtp_bytes(s: trimesh.Trimesh) -> bytes:
             f'</Piece></PolyData></VTKFile>\n').encode()
 
 
+STAMP = "2026-01-01T00:00:00+00:00"
+
+
+def _project():
+    """The tests' small project with fixed time stamps (the same bytes every run)."""
+    import dataclasses
+
+    from tests.model.factories import small_project
+
+    p = small_project()
+    return dataclasses.replace(p, info=dataclasses.replace(p.info, created=STAMP, modified=STAMP))
+
+
 def base_project(path: Path) -> None:
     from jointmodeller.model.results import RunRecord
     from jointmodeller.persistence import ProjectStore, save_project
-    from tests.model.factories import small_project
 
-    save_project(path, small_project())
+    save_project(path, _project(), touch=False)
     run = RunRecord(study="dynamics", parameters={"t_end": 0.1}, status="completed",
                     series={"time": np.linspace(0.0, 0.1, 3), "body_p_G": np.zeros((3, 2, 3))},
-                    labels={"body_p_G": ["humerus", "ulna"]}, summary={"steps": 3})
+                    labels={"body_p_G": ["humerus", "ulna"]}, summary={"steps": 3}, created=STAMP)
     with ProjectStore(path) as store:
         store.save_run(run)
 
 
 def base_json() -> bytes:
     from jointmodeller.model.codec import project_to_json
-    from tests.model.factories import small_project
 
-    return project_to_json(small_project()).encode()
+    return project_to_json(_project()).encode()
 
 
 def base_osim() -> bytes:
@@ -297,9 +338,17 @@ def generate(folder: Path) -> list[dict]:
             data = apply_damage(data, gz_ops)
         add("mesh", f"wrz_{k:03d}", data, ".wrz")
 
+    # numbers replaced in well-formed files
+    for key, sfx in (("stl_ascii", ".stl"), ("ply_ascii", ".ply"), ("obj", ".obj"), ("vtp", ".vtp"),
+                     ("vrml", ".wrl")):
+        for k, edits in enumerate(collect(number_damage(), COUNTS["numbers"])):
+            add("mesh", f"{key}_numbers_{k:03d}", apply_number_damage(meshes[key], edits), sfx)
+
     # OpenSim models
     for k, ops in enumerate(collect(byte_damage(), COUNTS["osim"])):
         add("osim", f"osim_{k:03d}", apply_damage(base_osim(), ops), ".osim")
+    for k, edits in enumerate(collect(number_damage(), COUNTS["osim_numbers"])):
+        add("osim", f"osim_numbers_{k:03d}", apply_number_damage(base_osim(), edits), ".osim")
 
     # measured laxity data (CSV)
     rows = BASE_CSV.splitlines()
