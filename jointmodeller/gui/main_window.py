@@ -18,6 +18,7 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -28,7 +29,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSpinBox,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -346,20 +346,24 @@ class MainWindow(QMainWindow):
         bottom.addTab(self.run_panel, "Run")
         bottom.addTab(self.plots, "Plots")
         self.bottom_tabs = bottom
-        right = QSplitter(Qt.Vertical, self)
-        right.addWidget(self.viewport)
-        right.addWidget(bottom)
-        right.setStretchFactor(0, 4)
-        right.setStretchFactor(1, 1)
-        split = QSplitter(Qt.Horizontal, self)
-        split.addWidget(self.tabs)
-        split.addWidget(right)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
-        split.setSizes([560, 840])
-        self.setCentralWidget(split)
+        # the 3D view in the middle; the tables and the run/plots panel in dock widgets the user
+        # resizes (the tables can take half the screen or more), moves, floats or hides (View menu);
+        # the arrangement is remembered (settings "window_state")
+        self.setCentralWidget(self.viewport)
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        self.setDockNestingEnabled(True)
+        self.model_dock = self._dock("Model", "model_dock", self.tabs, Qt.LeftDockWidgetArea)
+        self.run_dock = self._dock("Run and plots", "run_dock", bottom, Qt.BottomDockWidgetArea)
         self.resize(1400, 860)
+        self.resizeDocks([self.model_dock], [560], Qt.Horizontal)
+        self.resizeDocks([self.run_dock], [240], Qt.Vertical)
         self._make_actions()
+        state = self.settings.value("window_state")
+        if state is not None:
+            try:
+                self.restoreState(state)
+            except (TypeError, ValueError):  # a damaged setting: the default layout
+                pass
 
         # signals
         self.viewport.massPicked.connect(self._viewport_picked)
@@ -402,6 +406,15 @@ class MainWindow(QMainWindow):
         self._rebuild_timer.setInterval(0)
         self._rebuild_timer.timeout.connect(self._rebuild_scene)
         self.set_document(self.doc)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
 
     # ------------------------------------------------------------------ actions and menus
     def _act(self, text: str, slot, shortcut=None, checkable: bool = False, tip: str = "") -> QAction:
@@ -468,6 +481,15 @@ class MainWindow(QMainWindow):
                                   tip="Show each bone's principal axes at its centre of mass (x red, y green, z blue)")
         self.act_axes.setChecked(True)
         v.addAction(self.act_axes)
+        v.addSeparator()
+        for dock, tip in ((self.model_dock, "Show or hide the tables (drag the title bar to move or float them)"),
+                          (self.run_dock, "Show or hide the run panel and the plots")):
+            a = dock.toggleViewAction()
+            _set_tip(a, tip)
+            v.addAction(a)
+        self.act_reset_layout = self._act("Reset panel layout", lambda: self.reset_layout(),
+                                          tip="Put the tables left and the run panel below the 3D view again")
+        v.addAction(self.act_reset_layout)
         t = mb.addMenu("&Tools")
         self.act_place = self._act("&Place ligament (two clicks)", self._toggle_place, "Ctrl+L", checkable=True,
                                    tip="Click the origin on one bone, then the insertion on another: a tissue "
@@ -502,6 +524,15 @@ class MainWindow(QMainWindow):
                                    tip=f"Look at the model from the {name} side"))
         tb.addAction(self.act_shot)
         self._refresh_recent()
+
+    def reset_layout(self) -> None:
+        """The default arrangement of the docks (tables left, run and plots below the 3D view)."""
+        for dock, area in ((self.model_dock, Qt.LeftDockWidgetArea), (self.run_dock, Qt.BottomDockWidgetArea)):
+            dock.setFloating(False)
+            self.addDockWidget(area, dock)
+            dock.show()
+        self.resizeDocks([self.model_dock], [max(560, self.width() * 2 // 5)], Qt.Horizontal)
+        self.resizeDocks([self.run_dock], [240], Qt.Vertical)
 
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
@@ -774,6 +805,7 @@ class MainWindow(QMainWindow):
                 runner.stop()
                 runner.wait(10000)
         self._autosave.stop()
+        self.settings.setValue("window_state", self.saveState())
         if self.confirm or not self.doc.dirty:
             self.doc.discard_recovery()
         self._unsubscribe()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 import jointmodeller.gui.main_window as main_window
 from jointmodeller.app.document import COLUMNS, new_project
@@ -483,3 +483,41 @@ def test_progress_says_elapsed_time_left_and_simulated_rate(qtbot, window, small
     with qtbot.waitSignal(w.runFinished, timeout=20_000):
         rp.stop.click()
     qtbot.waitUntil(lambda: rp.progress.format() == "%p%", timeout=5000)
+
+
+def test_tables_and_run_panel_are_docks_that_take_the_width_they_are_given(qtbot, window, small_project,
+                                                                          tmp_path):
+    """Issue 18 item 5, part: the tables were ~317 px wide and could not be widened; now they sit in a
+    dock widget that can take more than half the window, be floated or hidden, and the arrangement is
+    remembered between sessions."""
+    from PySide6.QtCore import QSettings
+
+    from jointmodeller.app.document import Document
+    from jointmodeller.gui.main_window import MainWindow
+
+    w = window(small_project)
+    w.resize(1400, 860)
+    QApplication.processEvents()
+    assert w.centralWidget() is w.viewport
+    assert w.model_dock.widget() is w.tabs and w.run_dock.widget() is w.bottom_tabs
+    assert w.tabs.width() >= 500  # the default: the tables get ~40 % of the window
+    w.resizeDocks([w.model_dock], [800], Qt.Horizontal)
+    QApplication.processEvents()
+    assert w.tabs.width() >= 700  # more than half of 1400 px when the user wants it
+    view = {a.text(): a for a in w.menuBar().actions()[2].menu().actions()}
+    view["Model"].trigger()
+    assert not w.model_dock.isVisible()
+    w.reset_layout()
+    assert w.model_dock.isVisible() and not w.model_dock.isFloating()
+    w.resizeDocks([w.model_dock], [780], Qt.Horizontal)
+    QApplication.processEvents()
+    width = w.tabs.width()
+    w.close()
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    w2 = MainWindow(Document(small_project), settings=settings, confirm=False)
+    qtbot.addWidget(w2)
+    w2.resize(1400, 860)
+    w2.show()
+    qtbot.waitExposed(w2)
+    assert abs(w2.tabs.width() - width) <= 40  # the arrangement came back
+    w2.close()

@@ -6,7 +6,8 @@ New empty project → import two meshes through the import dialog → place a li
 (a marker on the first) → edit the gravity and the ligament stiffness → save → reopen → add a laxity
 experiment and run equilibrium, dynamics and laxity → export a plot (PNG) and the run (CSV) → undo
 → close. Every step must end without a blocking error and without losing anything; a study may end
-"failed" only with a message shown in the run box (the outcome is recorded in the screenshots).
+"failed" only with a message shown in the run box (the outcome is recorded in the screenshots): one
+ligament and no contact hold the femur like a pendulum, so the static studies may find no equilibrium.
 
 A window picture of each step goes to tmp_path, or to the folder named by JM_WALKTHROUGH_SHOTS
 (``JM_WALKTHROUGH_SHOTS=docs/screenshots`` refreshes the README's pictures). Skipped where
@@ -168,7 +169,9 @@ def test_walkthrough_from_an_empty_project_to_closing(qtbot, window, small_proje
         run = run_study(qtbot, w, study)
         outcomes[study] = run.status
         shots.window(w, f"run_{study}")
-    assert outcomes["equilibrium"] == "completed" and outcomes["dynamics"] == "completed", outcomes
+    # a femur held by one ligament, without contact, is a pendulum: dynamics always runs its 0.05 s; the
+    # static studies may honestly find no equilibrium (run_study checked that they say why)
+    assert outcomes["dynamics"] == "completed", outcomes
     assert len(w.doc.list_runs()) == 3  # stored in the project file
 
     # 8. export a plot and a CSV of the shown run (choose the dynamics run in the run box)
