@@ -15,7 +15,7 @@ import numpy as np
 
 from jointmodeller.core.spatial_math import euler_to_matrix
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.specs import GROUND, Attachment, Mass, Project
+from jointmodeller.model.specs import GROUND, Attachment, Force, Mass, Project
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(R_GL (3, 3), t_G (3,)): x_G = R_GL x_L + t_G."""
@@ -136,6 +136,22 @@ def tissue_readout(project: Project, index: int, poses: dict[str, Pose] | None =
     return text
 
 
+def make_force(project: Project, at: SurfacePoint, *, name: str | None = None,
+               direction_G=(0.0, 0.0, -1.0), magnitude_N: float = 10.0) -> Force:
+    """A point load on the picked surface point of its mass (direction in G, default −z, 10 N);
+    direction and magnitude stay editable in the Forces table."""
+    if at.mass == GROUND:
+        raise ValueError("a load acts on a mass, not on the ground")
+    names = {f.name for f in project.forces}
+    if name is None:
+        k = len(project.forces) + 1
+        while f"load {k}" in names:
+            k += 1
+        name = f"load {k}"
+    return Force(name=name, body=at.mass, point_L=at.point_L, direction_G=tuple(map(float, direction_G)),
+                 magnitude_N=float(magnitude_N))
+
+
 def make_attachment(project: Project, a: SurfacePoint, b: SurfacePoint, *, name: str | None = None,
                     spring: str | None = None, poses: dict[str, Pose] | None = None) -> Attachment:
     """An attachment between two snapped points, its unloaded length the path length at this pose."""
@@ -169,6 +185,7 @@ def drag_end(project: Project, att: Attachment, end: str, point_G, poses: dict[s
 
 
 __all__ = [
-    "Pose", "SurfacePoint", "as_trimesh", "closest_on_surface", "drag_end", "make_attachment", "mass_pose",
+    "Pose", "SurfacePoint", "as_trimesh", "closest_on_surface", "drag_end", "make_attachment", "make_force",
+    "mass_pose",
     "nearest_mass", "path_length", "project_poses", "snap_to_mass", "tissue_readout", "to_global", "to_local",
 ]

@@ -368,6 +368,7 @@ class MainWindow(QMainWindow):
         # signals
         self.viewport.massPicked.connect(self._viewport_picked)
         self.viewport.attachmentPlaced.connect(self._attachment_placed)
+        self.viewport.forcePlaced.connect(self._force_placed)
         self.viewport.attachmentMoved.connect(
             lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
         self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
@@ -496,12 +497,15 @@ class MainWindow(QMainWindow):
                                        "row is added (Esc cancels)")
         self.act_drag = self._act("&Move tissue end", self._toggle_drag, "Ctrl+M", checkable=True,
                                   tip="Drag an end of the selected tissue along its bone (Esc cancels)")
+        self.act_place_force = self._act("Place &load (one click)", self._toggle_force, "Ctrl+F", checkable=True,
+                                         tip="Click a bone where a point load acts: a Forces row is added "
+                                             "(10 N along −z; edit direction and magnitude in the table)")
         self.act_measure = self._act("Measure &distance", self._toggle_measure, "Ctrl+D", checkable=True,
                                      tip="Click two points on the bones: their distance in mm (Esc cancels)")
         self.act_cancel_pick = self._act("&Cancel picking", lambda: self.cancel_picking(), "Esc",
                                          tip="Stop placing or moving a tissue or measuring; a first pick is forgotten")
         self.act_cancel_pick.setEnabled(False)  # only while picking: Esc stays the table editors' elsewhere
-        for a in (self.act_place, self.act_drag, self.act_measure, self.act_cancel_pick):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_cancel_pick):
             t.addAction(a)
         self.addAction(self.act_cancel_pick)
         h = mb.addMenu("&Help")
@@ -537,7 +541,7 @@ class MainWindow(QMainWindow):
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
         self.viewport.cancel_pick()
-        for a in (self.act_place, self.act_drag, self.act_measure):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure):
             if a.isChecked():
                 a.setChecked(False)
         self.statusBar().showMessage("Picking cancelled.", 4000)
@@ -594,7 +598,8 @@ class MainWindow(QMainWindow):
 
     def _toggle_pick_mode(self, mode: str, on: bool) -> None:
         """Turn one picking mode on (the others off) or off (back to selecting)."""
-        modes = {"place": self.act_place, "drag": self.act_drag, "measure": self.act_measure}
+        modes = {"place": self.act_place, "drag": self.act_drag, "measure": self.act_measure,
+                 "force": self.act_place_force}
         if on:
             for m, a in modes.items():
                 if m != mode and a.isChecked():
@@ -614,6 +619,17 @@ class MainWindow(QMainWindow):
 
     def _toggle_measure(self, on: bool) -> None:
         self._toggle_pick_mode("measure", on)
+
+    def _toggle_force(self, on: bool) -> None:
+        self._toggle_pick_mode("force", on)
+
+    def _force_placed(self, force) -> None:
+        i = self.doc.add_row("forces", force)
+        self.tabs.setCurrentWidget(self.panels["forces"])
+        self.panels["forces"].select_row(i)
+        p = ", ".join(f"{x * 1000:.1f}" for x in force.point_L)
+        self.statusBar().showMessage(f"Added {force.name} on {force.body} at ({p}) mm: {force.magnitude_N:g} N along "
+                                     "−z (editable in the Forces table).", 8000)
 
     # ------------------------------------------------------------------ document
     def set_document(self, doc: Document) -> None:

@@ -15,7 +15,7 @@ from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera, vt
 from vtkmodules.vtkRenderingCore import vtkCellPicker
 
 from jointmodeller.app.picking import (
-    drag_end, make_attachment, nearest_mass, project_poses, snap_to_mass, to_global,
+    drag_end, make_attachment, make_force, nearest_mass, project_poses, snap_to_mass, to_global,
 )
 from jointmodeller.gui.playback import Playback
 from jointmodeller.model.specs import Project
@@ -80,6 +80,8 @@ class Viewport(QWidget):
     """
 
     massPicked = Signal(str)
+    forcePlaced = Signal(object)
+    """A point load was placed with a click (mode "force"): the Force row to add."""
     measured = Signal(float, str, str)
     """A distance was measured: metres, and the masses of its first and second point."""
     attachmentPlaced = Signal(object)
@@ -241,7 +243,8 @@ class Viewport(QWidget):
         self.message.emit({"select": "", "place": "Click the origin on one bone, then the insertion on another "
                                                   "(Esc cancels).",
                            "drag": "Drag an end of the selected tissue along its bone (Esc cancels).",
-                           "measure": "Click two points on the bones to measure their distance (Esc cancels)."}[mode])
+                           "measure": "Click two points on the bones to measure their distance (Esc cancels).",
+                           "force": "Click the point of a bone where the load acts (Esc cancels)."}[mode])
 
     def world_to_display(self, point_G) -> tuple[float, float]:
         """Display (pixel) coordinates of a global point (for tests and overlays)."""
@@ -267,7 +270,7 @@ class Viewport(QWidget):
         if self.project is None:
             return
         if hit is None:
-            if self.mode in ("place", "measure"):
+            if self.mode in ("place", "measure", "force"):
                 self.message.emit("No bone there: click on a bone's surface (Esc cancels).")
             return
         name, point_G = hit
@@ -277,6 +280,9 @@ class Viewport(QWidget):
             self.place_pick(name, point_G)
         elif self.mode == "measure":
             self.measure_pick(name, point_G)
+        elif self.mode == "force":
+            sp = snap_to_mass(self.project, name, point_G, self.current_poses())
+            self.forcePlaced.emit(make_force(self.project, sp))
 
     def measure_pick(self, mass: str, point_G) -> float | None:
         """One measuring pick (snapped to the surface): the first is marked, the second gives the

@@ -521,3 +521,23 @@ def test_tables_and_run_panel_are_docks_that_take_the_width_they_are_given(qtbot
     qtbot.waitExposed(w2)
     assert abs(w2.tabs.width() - width) <= 40  # the arrangement came back
     w2.close()
+
+
+def test_place_a_load_with_one_click(qtbot, window, small_project):
+    """Issue 18 item 9, part: a force's point could only be typed."""
+    from jointmodeller.app.picking import closest_on_surface
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    n = len(w.doc.project.forces)
+    w.act_place_force.trigger()
+    assert w.viewport.mode == "force" and w.act_cancel_pick.isEnabled()
+    w.viewport.click(*visible_pick(w, "upper", np.random.default_rng(4)))
+    f = w.doc.project.forces[-1]
+    assert len(w.doc.project.forces) == n + 1 and f.body == "upper" and f.name == "load 2"
+    _, d, _ = closest_on_surface(w.doc.project.mass("upper").mesh, np.asarray(f.point_L)[None])
+    assert d[0] < 1e-9 and w.doc.problems() == []
+    assert w.tabs.currentWidget() is w.panels["forces"] and "Added load 2 on upper" in w.statusBar().currentMessage()
+    w.act_undo.trigger()
+    assert len(w.doc.project.forces) == n
