@@ -15,8 +15,6 @@ from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
 from jointmodeller.core.spatial_math import matrix_to_euler, quat_to_matrix
 from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.studies.dynamics import METHODS, simulate
-from jointmodeller.core.studies.equilibrium import solve_equilibrium
-from jointmodeller.core.studies.linear_model import assemble_linear_model, natural_modes
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
@@ -169,45 +167,23 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
 
 
 def run_equilibrium(project: Project, *, progress: Progress | None = None, cancel=None, **options) -> RunRecord:
-    """Static equilibrium of the project under its loads (at the end of their profiles).
+    """Static equilibrium of the project under its loads (at the end of their profiles), on the
+    multibody tree for every project (a bone without a joint rides a free mobilizer): Newton in tree
+    coordinates, on frozen contact sets regenerated between solves where there is contact
+    (``app.mobilized``). The free-body solver (``core.studies.equilibrium``) finds the same pose and
+    stays as the tests' oracle for it.
 
     options: contact (bool), wrapping (bool), t (load time), force_tol [N], moment_tol [N·m],
-    max_iterations, fallback (bool), max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S). Summary: residuals, iterations, method and the natural
-    frequencies of the linear model at the equilibrium.
+    max_iterations, max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S). Summary: residuals,
+    iterations, method and the natural frequencies of the linear model at the equilibrium.
     """
-    from jointmodeller.app.mobilized import needs_tree, run_equilibrium_mobilized
+    from jointmodeller.app.mobilized import run_equilibrium_mobilized
 
-    if needs_tree(project):  # joints, constraints or coordinates: the tree in its own coordinates
-        tree_opts = {k: options[k] for k in ("contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations",
-                                             "max_wall_s") if k in options}
-        tree_opts.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)
-        return run_equilibrium_mobilized(project, progress=progress, cancel=cancel, **tree_opts)
-    build_opts = {k: options.pop(k) for k in ("contact", "wrapping") if k in options}
-    solve_opts = {k: options[k] for k in ("t", "force_tol", "moment_tol", "max_iterations", "fallback", "max_wall_s")
-                  if k in options}
-    solve_opts.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)
-    params = {"study": "equilibrium", **build_opts, **solve_opts}
-    started = time.perf_counter()
-    built = build_mechanical_system(project, **build_opts)
-    result = solve_equilibrium(built.system, built.state, progress=progress, cancel=cancel, **solve_opts)
-    series, labels = state_series(built, np.array([result.state.get_time()]), result.state.get_y()[None])
-    summary = {
-        "residual_force_N": result.residual_force_N,
-        "residual_moment_Nm": result.residual_moment_Nm,
-        "converged": bool(result.converged),
-        "iterations": int(result.iterations),
-        "method": result.method,
-        "wall_time_s": time.perf_counter() - started,
-    }
-    try:
-        modes = natural_modes(assemble_linear_model(built.system, result.state))
-        summary["natural_frequencies_hz"] = [float(f) for f in modes.frequency_hz]
-        summary["stable"] = bool(np.all(modes.omega > 0))
-    except (np.linalg.LinAlgError, ValueError):
-        pass
-    status = "completed" if result.converged else ("stopped" if "stopped" in result.message else "failed")
-    return RunRecord(study="equilibrium", parameters=params, status=status, message=result.message,
-                     series=series, labels=labels, summary=summary)
+    unknown = set(options) - {"contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations", "max_wall_s"}
+    if unknown:
+        raise TypeError(f"run_equilibrium takes no option {sorted(unknown)[0]!r}")
+    options.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)
+    return run_equilibrium_mobilized(project, progress=progress, cancel=cancel, **options)
 
 
 def run_dynamics(

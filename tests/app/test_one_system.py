@@ -235,35 +235,39 @@ def test_tree_linear_model_gives_the_pendulum_frequency():
 
 
 @pytest.mark.slow
-def test_demo_with_contact_on_an_explicit_free_joint_finds_the_free_body_equilibrium():
-    """The demo elbow (cartilage contact, wrapped ligaments) with the ulna on an explicit ``free``
-    joint row runs on the tree, contact sets frozen and regenerated in tree coordinates, and lands on
-    the free-body path's equilibrium. Both residuals are ≤ the 1e-10 N / 1e-11 N·m tolerances; the
-    softest mode (≈8 Hz on a ~1 kg forearm: k ≳ 2e3 N/m, 30 N·m/rad) turns such residuals into pose
-    differences below 1e-13 m and 1e-12 rad — 1e-9 leaves room for the contact set being regenerated
-    in a different order without admitting a second equilibrium (the demo's are mm apart)."""
+def test_demo_equilibrium_on_the_tree_is_the_free_body_solvers():
+    """The demo elbow (cartilage contact, wrapped ligaments) runs its equilibrium on the tree (the
+    ulna on a free mobilizer; contact sets frozen and regenerated in tree coordinates) — also with
+    the ulna on an explicit ``free`` joint row — and lands on the pose the free-body solver
+    (core.studies.equilibrium, kept as this oracle) finds. Residuals are ≤ 1e-8 N (tree) and 1e-10 N
+    (free body); the softest mode (≈8 Hz on a ~1 kg forearm: k ≳ 2e3 N/m, 30 N·m/rad) turns them into
+    pose differences below 1e-11 m and 1e-10 rad — 1e-9 leaves room for the contact set being
+    regenerated in a different order without admitting a second equilibrium (the demo's are mm apart)."""
     import dataclasses
 
     from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.core.studies.equilibrium import solve_equilibrium
+    from jointmodeller.core.studies.linear_model import assemble_linear_model, natural_modes
 
     project = build_demo_project()
     moving = next(m for m in project.masses if not m.fixed)
     on_joint = dataclasses.replace(project, masses=tuple(
         dataclasses.replace(m, joint=JointSpec(type="free", parent="ground")) if m is moving else m
         for m in project.masses))
-    tree = run_equilibrium(on_joint)
-    free = run_equilibrium(project)
-    assert tree.status == "completed" and free.status == "completed", (tree.message, free.message)
-    assert "frozen contact sets" in tree.summary["method"]
-    for key in ("body_p_G", "mesh_origin_G"):
-        np.testing.assert_allclose(tree.series[key][-1], free.series[key][-1], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(tree.series["body_R_GB"][-1], free.series["body_R_GB"][-1], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(tree.series["contact_force_G"][-1], free.series["contact_force_G"][-1],
-                               rtol=1e-6, atol=1e-6)
+    built = build_mechanical_system(project)
+    oracle = solve_equilibrium(built.system, built.state)
+    assert oracle.converged, oracle.message
+    kin = oracle.state.get_kinematics()
+    for variant in (project, on_joint):
+        tree = run_equilibrium(variant)
+        assert tree.status == "completed", tree.message
+        assert "frozen contact sets" in tree.summary["method"]
+        np.testing.assert_allclose(tree.series["body_p_G"][-1], kin.p_G, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(tree.series["body_R_GB"][-1], kin.R_GB, rtol=0, atol=1e-9)
     # the linear models (tree: central differences in joint coordinates; free body: tissues analytic,
     # contact on its frozen set) agree on the softest mode, which symmetrising K barely touches
-    assert tree.summary["natural_frequencies_hz"][0] == pytest.approx(free.summary["natural_frequencies_hz"][0],
-                                                                      rel=0.02)
+    modes = natural_modes(assemble_linear_model(built.system, oracle.state))
+    assert tree.summary["natural_frequencies_hz"][0] == pytest.approx(modes.frequency_hz[0], rel=0.02)
 
 
 def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_free_joints():

@@ -5,6 +5,10 @@ stiffness K of the linear model (seed 004 §3.1) as Jacobian (analytic for tissu
 differences for any other ForceElement such as contact), a backtracking line search on a scaled
 residual norm, a Levenberg–Marquardt shift when K is singular, and a damped-dynamics fallback
 (the bodies settle under added viscous damping) when Newton stalls.
+
+The app runs every equilibrium study on the multibody tree (``app.mobilized``), which reaches the
+same pose; this free-body solver is kept as the oracle the tests hold the tree to, and its contact
+procedure (``contact_band``, ``frozen_set_motion``) is shared with the tree's.
 """
 
 from __future__ import annotations
