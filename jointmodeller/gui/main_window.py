@@ -56,6 +56,8 @@ TIME_LABEL_INTERVAL_S = 0.25
 PROGRESS_BAR_INTERVAL_S = 0.25
 """The progress bar moves at most this often."""
 MAX_RECENT = 8
+RUN_DOCK_HEIGHT = 290
+"""Default height of the Run and plots dock [px]: two plot panels readable beside the run controls."""
 PROJECT_FILTER = "JointModeller projects (*.jmdb);;All files (*)"
 TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", "Attachments"),
                   ("forces", "Forces"), ("contacts", "Contacts"), ("mobilizers", "Mobilizers"),
@@ -356,7 +358,7 @@ class MainWindow(QMainWindow):
         self.run_dock = self._dock("Run and plots", "run_dock", bottom, Qt.BottomDockWidgetArea)
         self.resize(1400, 860)
         self.resizeDocks([self.model_dock], [560], Qt.Horizontal)
-        self.resizeDocks([self.run_dock], [240], Qt.Vertical)
+        self.resizeDocks([self.run_dock], [RUN_DOCK_HEIGHT], Qt.Vertical)
         self._make_actions()
         state = self.settings.value("window_state")
         if state is not None:
@@ -536,7 +538,7 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             dock.show()
         self.resizeDocks([self.model_dock], [max(560, self.width() * 2 // 5)], Qt.Horizontal)
-        self.resizeDocks([self.run_dock], [240], Qt.Vertical)
+        self.resizeDocks([self.run_dock], [RUN_DOCK_HEIGHT], Qt.Vertical)
 
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""

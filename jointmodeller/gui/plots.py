@@ -77,12 +77,25 @@ def _with_unit(name: str) -> str:
     return name.replace("_", " ")
 
 
+MARGINS_PT = {"left": 58.0, "bottom": 30.0, "top": 6.0}
+"""Figure margins in points (tick labels and axis titles fit at any panel size)."""
+
+
+def _fit_margins(fig) -> None:
+    """Set the figure's left, bottom and top margins to MARGINS_PT at its current size."""
+    w_in, h_in = fig.get_size_inches()
+    if w_in <= 0 or h_in <= 0:
+        return
+    left = min(0.4, MARGINS_PT["left"] / 72.0 / w_in)
+    bottom = min(0.4, MARGINS_PT["bottom"] / 72.0 / h_in)
+    top = max(0.6, 1.0 - MARGINS_PT["top"] / 72.0 / h_in)
+    fig.subplots_adjust(left=left, bottom=bottom, top=top)
+
+
 def _legend(ax, names: list, n: int) -> None:
     """A legend beside the axes (outside, so it never hides a curve) for up to 12 named curves."""
-    if names and 1 < n <= 12:
+    if names and 1 <= n <= 12:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
-    elif names and n == 1:
-        ax.set_title(str(names[0]), fontsize=8, loc="left")
 
 
 class PlotPanel(QWidget):
@@ -108,6 +121,7 @@ class PlotPanel(QWidget):
         row.addWidget(QLabel("Show", self._choice_row))
         row.addWidget(self.choice)
         row.addStretch(1)
+        self._choice_row.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         self._choice_row.hide()
         self._layout.addWidget(self._choice_row)
         self.choice.currentTextChanged.connect(self._choice_changed)
@@ -135,7 +149,7 @@ class PlotPanel(QWidget):
         self.canvas.setAlignment(Qt.AlignCenter)
         self.canvas.setSizePolicy(QSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored))
         self._placeholder.hide()
-        self._layout.addWidget(self.canvas)
+        self._layout.addWidget(self.canvas, 1)  # every pixel the chooser row does not need
 
     @staticmethod
     def preload() -> None:
@@ -150,7 +164,9 @@ class PlotPanel(QWidget):
 
     # ------------------------------------------------------------------ drawing off the GUI thread
     def _size_inches(self, n_axes: int, dpi: float) -> tuple[float, float]:
-        w, h = max(self.width(), 300), max(self.height(), 80 * max(n_axes, 1))
+        """The figure's size: the image area (the panel without the chooser row), at least 80 px per axes."""
+        area = self.canvas if self.canvas is not None and self.canvas.height() > 0 else self
+        w, h = max(area.width(), 300), max(area.height(), 80 * max(n_axes, 1))
         return w / dpi, h / dpi
 
     def request_draw(self) -> None:
@@ -194,6 +210,7 @@ class PlotPanel(QWidget):
                 fig.set_dpi(100.0)
                 fig.set_size_inches(*size)
                 result["figure"], result["cursors"] = fig, cursors
+            _fit_margins(fig)
             agg = FigureCanvasAgg(fig)
             agg.draw()
             result["image"] = np.asarray(agg.buffer_rgba()).copy()
@@ -359,9 +376,12 @@ class PlotPanel(QWidget):
 
         fig = Figure(figsize=(5, 3))
         legend_out = any(kind in ("time", "sweep") and len(run.labels.get(key if isinstance(key, str) else key[1])
-                                                             or run.labels.get("tissue") or []) > 1
+                                                             or run.labels.get("tissue") or []) >= 1
                          for kind, key, _, _ in panels)
-        fig.subplots_adjust(left=0.1, right=0.8 if legend_out else 0.98, top=0.96, bottom=0.12, hspace=0.7)
+        time_axes = [k for k, p in enumerate(panels) if p[0] == "time"]
+        shared = len(time_axes) > 1 and len(time_axes) == len(panels)  # one time axis, labelled once
+        fig.subplots_adjust(left=0.1, right=0.8 if legend_out else 0.98, top=0.96, bottom=0.12,
+                            hspace=0.25 if shared else 0.7)
         cursors = []
         s = run.series
         t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
@@ -381,7 +401,10 @@ class PlotPanel(QWidget):
                 for j in range(y.shape[1]):
                     ax.plot(t, y[:, j], label=names[j] if j < len(names) else None)
                 ax.set_ylabel(label)
-                ax.set_xlabel("time [s]")
+                if shared and k != time_axes[-1]:
+                    ax.tick_params(labelbottom=False)
+                else:
+                    ax.set_xlabel("time [s]")
                 _legend(ax, names, y.shape[1])
                 cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
             elif kind == "bars":
@@ -445,6 +468,7 @@ class PlotPanel(QWidget):
         for c in cursors:  # the replay cursor belongs to the screen, not to the exported figure
             c.remove()
         fig.set_size_inches(width_in, 2.5 * max(len(panels), 1))
+        _fit_margins(fig)
         fig.savefig(path, dpi=dpi, format=suffix)
         return str(path)
 
