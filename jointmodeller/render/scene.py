@@ -24,6 +24,8 @@ MARKER_COLOUR = "#ff3b30"
 """The marker on a picked point."""
 MEASURE_COLOUR = "#ffd60a"
 """A measured distance."""
+CARTILAGE_COLOUR = "#7fc8e0"
+"""A mass's cartilage layer (imported or grown), drawn over its bone and posed with it."""
 TISSUE_WIDTH = 8.0
 DISPLAY_MAX_FACES = 10000
 """Bones are drawn with at most this many triangles (quadric decimation, cached per mesh): a frame of
@@ -116,6 +118,7 @@ class JointScene:
         self.plotter = plotter
         self.project: Project | None = None
         self.mass_actors: dict[str, object] = {}
+        self.cartilage_actors: dict[str, object] = {}
         self.axes_actors: dict[str, object] = {}
         self.arrow_actors: list[tuple[str, object, np.ndarray]] = []
         self.tissue_actor = None
@@ -141,17 +144,23 @@ class JointScene:
     def build(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
         """Rebuild every actor from the project (meshes are uploaded to VTK once per build)."""
         p = self.plotter
-        for actor in list(self.mass_actors.values()) + list(self.axes_actors.values()) + [
+        for actor in list(self.mass_actors.values()) + list(self.cartilage_actors.values()) + list(
+                self.axes_actors.values()) + [
                 a for _, a, _ in self.arrow_actors] + [self.tissue_actor, self.contact_actor]:
             if actor is not None:
                 p.remove_actor(actor, render=False)
         self.mass_actors.clear()
+        self.cartilage_actors.clear()
         self.axes_actors.clear()
         self.arrow_actors = []
         self.tissue_actor = self.contact_actor = None
         self.contact_poly = None
         self.project = project
         for m in project.masses:
+            if m.cartilage is not None:
+                self.cartilage_actors[m.name] = p.add_mesh(display_mesh(m.cartilage), color=CARTILAGE_COLOUR,
+                                                           smooth_shading=True, specular=0.3, name=f"cartilage:{m.name}",
+                                                           pickable=False, render=False)
             if m.mesh is None:
                 continue
             actor = p.add_mesh(display_mesh(m.mesh), color=m.colour, smooth_shading=True, specular=0.2, name=f"mass:{m.name}",
@@ -240,6 +249,8 @@ class JointScene:
             M = pose_matrix(poses[name])
             actor.user_matrix = M
             self.axes_actors[name].user_matrix = M
+        for name, actor in self.cartilage_actors.items():
+            actor.user_matrix = pose_matrix(poses[name])
         for body, actor, point_L in self.arrow_actors:
             M = np.eye(4)
             M[:3, 3] = to_global(poses[body], point_L)

@@ -163,3 +163,28 @@ def test_contact_patch_updates_in_place(scene):
     assert scene.contact_actor is actor and scene.contact_poly.n_points == 2
     scene.set_frame(SceneFrame(contact_points_G=np.zeros((0, 3))), render=False)
     assert not actor.GetVisibility()
+
+
+def test_cartilage_layers_are_drawn_and_follow_their_bone(small_project):
+    """A mass's cartilage (imported or grown: docs/cartilage.md) gets its own actor, posed with the bone."""
+    from dataclasses import replace
+
+    from jointmodeller.model.mesh import MeshData
+
+    m0 = small_project.masses[0]
+    v = np.asarray(m0.mesh.vertices_L) * 1.01
+    project = small_project.with_rows("masses", (replace(m0, cartilage=MeshData(v, m0.mesh.faces)),)
+                                      + tuple(small_project.masses[1:]))
+    pl = pv.Plotter(off_screen=True, window_size=(320, 240))
+    try:
+        sc = JointScene(pl)
+        sc.build(project)
+        assert set(sc.cartilage_actors) == {m0.name}
+        pose = (rot_z(0.3), np.array([0.01, -0.02, 0.15]))
+        sc.set_frame(SceneFrame(poses={m0.name: pose}))
+        assert np.asarray(sc.cartilage_actors[m0.name].user_matrix) == pytest.approx(pose_matrix(pose))
+        assert sc.mass_of_actor(sc.cartilage_actors[m0.name]) is None  # picking stays on the bone
+        sc.build(small_project)
+        assert not sc.cartilage_actors
+    finally:
+        pl.close()
