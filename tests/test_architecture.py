@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md §2, held by the import-linter contracts in pyproject.toml."""
+"""The layering of docs/architecture.md, held by the import-linter contracts in pyproject.toml."""
 
 import shutil
 import subprocess
