@@ -107,6 +107,7 @@ class Viewport(QWidget):
         self.project: Project | None = None
         self.selected_attachment: int | None = None
         self._first_pick = None
+        self._hover_at = 0.0
         self._drag: tuple[int, str] | None = None
         self._drag_preview = None
         self._picker = vtkCellPicker()
@@ -236,6 +237,7 @@ class Viewport(QWidget):
         self.mode = mode
         self._first_pick = None
         self._drag = self._drag_preview = None
+        self.scene.set_hover(None, render=False)
         self.scene.show_marker(None, render=False)
         self.scene.show_segment(None, None)
         iren = self.plotter.iren.interactor
@@ -337,9 +339,25 @@ class Viewport(QWidget):
         if self.mode == "drag":
             self.start_drag(x, y)
 
+    HOVER_INTERVAL_S = 0.05
+    """The bone under the mouse is looked up at most this often while a picking tool is on."""
+    PICK_MODES = ("place", "measure", "force")
+
     def _on_move(self, _obj, _ev) -> None:
         if self.mode == "drag" and self._drag is not None:
             self.drag_to(*self._event_pos())
+        elif self.mode in self.PICK_MODES:
+            now = time.perf_counter()
+            if now - self._hover_at >= self.HOVER_INTERVAL_S:
+                self._hover_at = now
+                self.hover_at(*self._event_pos())
+
+    def hover_at(self, x: float, y: float) -> str | None:
+        """Highlight the bone a click at this display position would land on; returns its name."""
+        hit = self.pick_display(x, y) if self.project is not None else None
+        name = hit[0] if hit is not None else None
+        self.scene.set_hover(name)
+        return name
 
     def _on_release(self, _obj, _ev) -> None:
         x, y = self._event_pos()

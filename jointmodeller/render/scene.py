@@ -17,6 +17,8 @@ from jointmodeller.model.specs import GROUND, Project
 
 BACKGROUND = "#1e2430"
 SELECTED = "#3fa9f5"
+HOVER = "#f2d06b"
+"""A bone under the mouse while a picking tool is on (a click would land on it)."""
 TENSION_HOT = np.array([0.85, 0.10, 0.10])
 AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
 ARROW_COLOUR = "#40d0d0"
@@ -126,6 +128,8 @@ class JointScene:
         self.contact_actor = None
         self.contact_poly: pv.PolyData | None = None
         self.selected: tuple[str, int] | None = None
+        self.hovered: str | None = None
+        """The mass under the mouse while picking (drawn in HOVER), or None."""
         self.marker_actor = None
         """A sphere on a picked point (the first pick of a ligament placement), or None."""
         self.segment_actor = None
@@ -343,8 +347,19 @@ class JointScene:
         for m in self.project.masses:
             actor = self.mass_actors.get(m.name)
             if actor is not None:
-                actor.prop.color = SELECTED if m.name == sel_mass else m.colour
+                actor.prop.color = (SELECTED if m.name == sel_mass else HOVER if m.name == self.hovered
+                                    else m.colour)
         self._recolour_tissues()
+
+    def set_hover(self, mass: str | None, render: bool = True) -> bool:
+        """Highlight the bone under the mouse (None: none); True when that changed."""
+        if mass == self.hovered:
+            return False
+        self.hovered = mass
+        self._restyle_selection()
+        if render:
+            self.plotter.render()
+        return True
 
     def show_marker(self, point_G, render: bool = True) -> None:
         """Mark a picked point with a small sphere (radius 1.5 % of the model's size, at least

@@ -541,3 +541,23 @@ def test_place_a_load_with_one_click(qtbot, window, small_project):
     assert w.tabs.currentWidget() is w.panels["forces"] and "Added load 2 on upper" in w.statusBar().currentMessage()
     w.act_undo.trigger()
     assert len(w.doc.project.forces) == n
+
+
+def test_the_bone_under_the_mouse_is_highlighted_while_picking(qtbot, window, small_project):
+    """Issue 18 item 9, part: hover highlight as in OpenSim Creator's landmark placement."""
+    from jointmodeller.render.scene import HOVER, hex_rgb
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    x, y = visible_pick(w, "upper", np.random.default_rng(2))
+    w.act_place.trigger()
+    assert w.viewport.hover_at(x, y) == "upper" and w.viewport.scene.hovered == "upper"
+    colour = np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb)
+    assert np.allclose(colour, hex_rgb(HOVER), atol=1e-6)
+    assert w.viewport.hover_at(1, 1) is None  # the background corner
+    assert w.viewport.scene.hovered is None
+    w.viewport.hover_at(x, y)
+    w.cancel_picking()  # leaving the tool clears it
+    assert w.viewport.scene.hovered is None
+    assert not np.allclose(np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb), hex_rgb(HOVER))
