@@ -109,14 +109,19 @@ def help_html() -> str:
         "each bone. Open surfaces from segmentation are accepted: the dialog says how their mass properties "
         "were found.</li>"
         "<li><b>Tools › Place ligament</b> (Ctrl+L): click the origin on one bone, then the insertion on "
-        "another. Esc cancels. Edit stiffness and rest length in the Springs and Attachments tables.</li>"
+        "another (the bone under the mouse is highlighted, a marker shows the first pick). Esc cancels. Edit "
+        "stiffness and rest length in the Springs and Attachments tables; selecting a tissue shows its length "
+        "and strain. <b>Tools › Place load</b> (Ctrl+F) puts a point load where you click; <b>Measure "
+        "distance</b> (Ctrl+D) gives the distance between two picked points.</li>"
         "<li>Add loads (Forces), contact pairs, joints (Mobilizers) and laxity experiments in their tables. "
         "Cells with a problem are marked red; their tooltip says what is wrong.</li>"
         "<li><b>Save</b> (Ctrl+S) always works; problems are stored and stay marked.</li>"
         "<li>Choose a study in the Run tab and press <b>Start</b>: equilibrium, dynamics or laxity. The runs "
         "are stored with the project; the slider replays a run; File › Export plot / Export run as CSV save "
         "the results.</li></ol>"
-        "<p>Undo: Ctrl+Z, redo: Ctrl+Y or Ctrl+Shift+Z. Help › Keyboard shortcuts lists the rest.</p>"
+        "<p>Undo: Ctrl+Z, redo: Ctrl+Y or Ctrl+Shift+Z. Help › Keyboard shortcuts lists the rest. The tables "
+        "and the run panel are docks: drag their edges or title bars; View › Reset panel layout puts them "
+        "back.</p>"
         + docs_text)
 
 
