@@ -74,7 +74,7 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
              min_step: float | None = None, stop=None) -> Trajectory:
     """Integrate from ``state`` to ``t_final``; samples at ``out_times`` (default: every step).
 
-    Ends early (samples so far kept, ``status``/``message`` say why) when the proposed step falls
+    Ends early (samples so far kept, then the state reached; ``status``/``message`` say why) when the proposed step falls
     below ``min_step`` [s] (default STEP_COLLAPSE_EPS·max(1, |t|)) or an accepted state is not finite
     ("failed"), after ``max_steps`` step attempts ("failed"), or when ``stop()`` (asked every
     STOP_CHECK_EVERY attempts) returns a message ("stopped" with that message).
@@ -175,6 +175,8 @@ def simulate(system, state: State, t_final: float, accuracy: float = 1e-6, out_t
         else:
             n_rej += 1
         h = hs * (min(5.0, max(0.2, 0.9 * (max(en, 1e-10)) ** -0.2)) if en == en else 0.2)  # NaN: shorten
+    if status != "completed" and (not ts or t > ts[-1]) and np.all(np.isfinite(y)):
+        ts.append(t), ys.append(y.copy())  # ended early: keep the state reached, not only the samples
     Y = np.array(ys).reshape(len(ys), y.size)
     return Trajectory(np.array(ts), Y[:, :nq], Y[:, nq:], n_steps, n_rej, n_rhs, max_cerr, status, message)
 
