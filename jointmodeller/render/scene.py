@@ -128,6 +128,9 @@ class JointScene:
         self.contact_actor = None
         self.contact_poly: pv.PolyData | None = None
         self.selected: tuple[str, int] | None = None
+        self.legend_actor = None
+        """The tension colour legend (a text in the lower left corner), or None before the first run."""
+        self._legend_key: tuple | None = None
         self.hovered: str | None = None
         """The mass under the mouse while picking (drawn in HOVER), or None."""
         self.marker_actor = None
@@ -176,6 +179,7 @@ class JointScene:
                                                   name=f"axes:{m.name}", pickable=False, render=False)
             self.axes_actors[m.name].SetVisibility(self.show_axes)
         self._build_tissues(project)
+        self._update_legend()
         self._build_arrows(project)
         if project.contacts and project.masses:
             # compile the contact actor's shaders at the first render (one point hidden inside a
@@ -295,6 +299,30 @@ class JointScene:
         if self.selected and self.selected[0] == "attachments" and self.selected[1] < len(rgb):
             rgb[self.selected[1]] = hex_rgb(SELECTED)
         self.tissue_poly.cell_data["rgb"] = rgb
+        self._update_legend()
+
+    def legend_text(self) -> str | None:
+        """What the colour legend says while tissues are coloured by tension (None: no legend)."""
+        if self._tissue_force is None or self.tissue_poly is None:
+            return None
+        return f"tissue tension: spring colour at 0 N → red at {self.force_scale_N:.4g} N or more"
+
+    def _update_legend(self) -> None:
+        """A one-line legend of the tension colours in a corner of the view; rewritten only when its
+        scale changes (not each frame), hidden when no forces are shown."""
+        text = self.legend_text()
+        key = (text is not None, round(float(self.force_scale_N), 6))
+        if key == self._legend_key:
+            return
+        self._legend_key = key
+        if self.legend_actor is None and text is None:
+            return
+        if self.legend_actor is None:
+            self.legend_actor = self.plotter.add_text(text, position="lower_left", font_size=9, color="white",
+                                                      name="tension_legend")  # a CornerAnnotation
+        else:
+            self.legend_actor.SetText(0, text or "")
+        self.legend_actor.SetVisibility(text is not None)
 
     def _ensure_contact_actor(self) -> None:
         """One persistent point actor for contact patches: updated in place (a new actor per frame
