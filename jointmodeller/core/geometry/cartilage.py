@@ -28,11 +28,11 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from jointmodeller.core.geometry.articular import face_normals, submesh
+from jointmodeller.core.geometry.collision import vertex_normals
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import directed_edges, edge_keys
 
-__all__ = ["facing_region", "grow_layer", "make_cartilage", "layer_report", "vertex_normals", "LayerReport",
-           "CartilageLayer"]
+__all__ = ["facing_region", "grow_layer", "make_cartilage", "layer_report", "LayerReport", "CartilageLayer"]
 
 #: a face belongs to the articular region when the other surface's closest point lies within this
 #: angle of its outward normal (75°: the layer reaches round the condyles far enough that the other
@@ -46,18 +46,6 @@ MIN_PIECE_FRACTION = 0.02
 CORRECTION_PASSES = 4
 #: an articular vertex is never offset by more than this multiple of the thickness along its normal
 MAX_OFFSET_FACTOR = 2.0
-
-
-def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(n, 3) unit vertex normals: area-weighted sums of the faces' normals (outward for an
-    outward-wound surface; zero for a vertex no face uses)."""
-    tri = vertices[faces]
-    n_area = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])  # 2·area·unit normal
-    out = np.zeros_like(vertices, dtype=np.float64)
-    for k in range(3):
-        np.add.at(out, faces[:, k], n_area)
-    length = np.linalg.norm(out, axis=1, keepdims=True)
-    return np.divide(out, length, out=np.zeros_like(out), where=length > 0)
 
 
 def _face_graph(faces: np.ndarray, mask: np.ndarray | None = None):
