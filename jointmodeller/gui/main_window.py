@@ -1081,7 +1081,7 @@ class MainWindow(QMainWindow):
         """Replay a stored run: plots and the time slider over its samples."""
         self.shown_run = run
         self.viewport.scene.clear_contacts()
-        self.plots.show_run(run, defer=True)
+        self.plots.show_run(self._with_measured(run), defer=True)
         self.frames = frames_from_run(self.doc.project, run)
         s = self.run_panel.slider
         s.blockSignals(True)
@@ -1097,6 +1097,21 @@ class MainWindow(QMainWindow):
         else:
             s.setEnabled(False)
             s.blockSignals(False)
+
+    def _with_measured(self, run: RunRecord) -> RunRecord:
+        """A laxity run with its experiment's measured points as series (measured_load,
+        measured_value, in the units of the run's measure) so the plot draws them over the curve."""
+        if run.study != "laxity" or "measured_load" in run.series:
+            return run
+        name = run.parameters.get("experiment")
+        exp = next((e for e in self.doc.project.experiments if e.name == name), None)
+        if exp is None or not exp.measured:
+            return run
+        import dataclasses
+
+        series = dict(run.series, measured_load=np.array([p.load for p in exp.measured], float),
+                      measured_value=np.array([p.value for p in exp.measured], float))
+        return dataclasses.replace(run, series=series)
 
     def show_sample(self, i: int) -> None:
         if self.frames is None:

@@ -561,3 +561,26 @@ def test_the_bone_under_the_mouse_is_highlighted_while_picking(qtbot, window, sm
     w.cancel_picking()  # leaving the tool clears it
     assert w.viewport.scene.hovered is None
     assert not np.allclose(np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb), hex_rgb(HOVER))
+
+
+def test_measured_points_are_drawn_over_the_laxity_curve(qtbot, window, small_project):
+    """Issue 18 item 6, part: measured points over the laxity curve (from the run's experiment)."""
+    import dataclasses
+
+    from jointmodeller.model.results import RunRecord
+    from jointmodeller.model.specs import Experiment, MeasuredPoint
+
+    exp = Experiment("vv", fixed_body="lower", moving_body="upper",
+                     measured=(MeasuredPoint(-5.0, -1.1), MeasuredPoint(5.0, 0.9)))
+    w = window(dataclasses.replace(small_project, experiments=(exp,)))
+    load = np.linspace(-10, 10, 5)
+    run = RunRecord("laxity", parameters={"experiment": "vv", "measure": "varus_valgus_deg",
+                                          "load_kind": "varus_valgus"},
+                    series={"load": load, "measure": load / 5}, summary={"stiffness_unit": "N/deg"})
+    w.show_run(run)
+    qtbot.waitUntil(lambda: w.plots.figure is not None, timeout=10_000)
+    ax = w.plots.figure.axes[0]
+    labels = [ln.get_label() for ln in ax.lines]
+    assert labels == ["model", "measured"]
+    assert list(ax.lines[1].get_xdata()) == [-5.0, 5.0] and list(ax.lines[1].get_ydata()) == [-1.1, 0.9]
+    assert "measured_load" not in run.series  # the stored run is not changed
