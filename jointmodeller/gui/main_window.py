@@ -112,7 +112,7 @@ def help_html() -> str:
         "another (the bone under the mouse is highlighted, a marker shows the first pick). Esc cancels. Edit "
         "stiffness and rest length in the Springs and Attachments tables; selecting a tissue shows its length "
         "and strain. <b>Tools › Place load</b> (Ctrl+F) puts a point load where you click; <b>Measure "
-        "distance</b> (Ctrl+D) gives the distance between two picked points.</li>"
+        "distance</b> (Ctrl+D) and <b>Measure angle</b> (Ctrl+Shift+D) measure between picked points.</li>"
         "<li>Add loads (Forces), contact pairs, joints (Mobilizers) and laxity experiments in their tables. "
         "Cells with a problem are marked red; their tooltip says what is wrong.</li>"
         "<li><b>Save</b> (Ctrl+S) always works; problems are stored and stay marked.</li>"
@@ -509,10 +509,14 @@ class MainWindow(QMainWindow):
                                              "(10 N along −z; edit direction and magnitude in the table)")
         self.act_measure = self._act("Measure &distance", self._toggle_measure, "Ctrl+D", checkable=True,
                                      tip="Click two points on the bones: their distance in mm (Esc cancels)")
+        self.act_angle = self._act("Measure &angle", self._toggle_angle, "Ctrl+Shift+D", checkable=True,
+                                   tip="Click three points on the bones: the angle at the second in degrees "
+                                       "(Esc cancels)")
         self.act_cancel_pick = self._act("&Cancel picking", lambda: self.cancel_picking(), "Esc",
                                          tip="Stop placing or moving a tissue or measuring; a first pick is forgotten")
         self.act_cancel_pick.setEnabled(False)  # only while picking: Esc stays the table editors' elsewhere
-        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_cancel_pick):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_angle,
+                  self.act_cancel_pick):
             t.addAction(a)
         self.addAction(self.act_cancel_pick)
         h = mb.addMenu("&Help")
@@ -548,7 +552,7 @@ class MainWindow(QMainWindow):
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
         self.viewport.cancel_pick()
-        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_angle):
             if a.isChecked():
                 a.setChecked(False)
         self.statusBar().showMessage("Picking cancelled.", 4000)
@@ -606,7 +610,7 @@ class MainWindow(QMainWindow):
     def _toggle_pick_mode(self, mode: str, on: bool) -> None:
         """Turn one picking mode on (the others off) or off (back to selecting)."""
         modes = {"place": self.act_place, "drag": self.act_drag, "measure": self.act_measure,
-                 "force": self.act_place_force}
+                 "force": self.act_place_force, "angle": self.act_angle}
         if on:
             for m, a in modes.items():
                 if m != mode and a.isChecked():
@@ -626,6 +630,9 @@ class MainWindow(QMainWindow):
 
     def _toggle_measure(self, on: bool) -> None:
         self._toggle_pick_mode("measure", on)
+
+    def _toggle_angle(self, on: bool) -> None:
+        self._toggle_pick_mode("angle", on)
 
     def _toggle_force(self, on: bool) -> None:
         self._toggle_pick_mode("force", on)

@@ -82,6 +82,8 @@ class Viewport(QWidget):
     massPicked = Signal(str)
     forcePlaced = Signal(object)
     """A point load was placed with a click (mode "force"): the Force row to add."""
+    angleMeasured = Signal(float)
+    """An angle was measured from three picks [°]."""
     measured = Signal(float, str, str)
     """A distance was measured: metres, and the masses of its first and second point."""
     attachmentPlaced = Signal(object)
@@ -107,6 +109,7 @@ class Viewport(QWidget):
         self.project: Project | None = None
         self.selected_attachment: int | None = None
         self._first_pick = None
+        self._angle_picks: list = []
         self._hover_at = 0.0
         self._drag: tuple[int, str] | None = None
         self._drag_preview = None
@@ -236,6 +239,7 @@ class Viewport(QWidget):
         """"select", "place" or "drag"; placement and dragging stop the camera from turning."""
         self.mode = mode
         self._first_pick = None
+        self._angle_picks = []
         self._drag = self._drag_preview = None
         self.scene.set_hover(None, render=False)
         self.scene.show_marker(None, render=False)
@@ -246,7 +250,8 @@ class Viewport(QWidget):
                                                   "(Esc cancels).",
                            "drag": "Drag an end of the selected tissue along its bone (Esc cancels).",
                            "measure": "Click two points on the bones to measure their distance (Esc cancels).",
-                           "force": "Click the point of a bone where the load acts (Esc cancels)."}[mode])
+                           "force": "Click the point of a bone where the load acts (Esc cancels).",
+                           "angle": "Click three points: the angle is at the second (Esc cancels)."}[mode])
 
     def world_to_display(self, point_G) -> tuple[float, float]:
         """Display (pixel) coordinates of a global point (for tests and overlays)."""
@@ -272,7 +277,7 @@ class Viewport(QWidget):
         if self.project is None:
             return
         if hit is None:
-            if self.mode in ("place", "measure", "force"):
+            if self.mode in ("place", "measure", "force", "angle"):
                 self.message.emit("No bone there: click on a bone's surface (Esc cancels).")
             return
         name, point_G = hit
@@ -282,6 +287,8 @@ class Viewport(QWidget):
             self.place_pick(name, point_G)
         elif self.mode == "measure":
             self.measure_pick(name, point_G)
+        elif self.mode == "angle":
+            self.angle_pick(name, point_G)
         elif self.mode == "force":
             sp = snap_to_mass(self.project, name, point_G, self.current_poses())
             self.forcePlaced.emit(make_force(self.project, sp))
@@ -321,10 +328,35 @@ class Viewport(QWidget):
         self.scene.show_marker(None)
         self.attachmentPlaced.emit(att)
 
+    def angle_pick(self, mass: str, point_G) -> float | None:
+        """One pick of an angle measurement: after three, the angle at the second point [°] is drawn,
+        said and sent as ``angleMeasured``; the next pick starts a new one."""
+        sp = snap_to_mass(self.project, mass, point_G, self.current_poses())
+        earlier = self._angle_picks if len(self._angle_picks) < 3 else []  # after an angle: a new one
+        picks = self._angle_picks = earlier + [sp]
+        pts = [np.asarray(p.point_G, float) for p in picks]
+        self.scene.show_marker(None, render=False)
+        self.scene.show_path(pts)
+        if len(picks) < 3:
+            self.message.emit(f"Point {len(picks)} on {mass}; click point {len(picks) + 1} (the angle is at the "
+                              "second; Esc cancels).")
+            return None
+        u, v = pts[0] - pts[1], pts[2] - pts[1]
+        nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+        if nu == 0 or nv == 0:
+            self.message.emit("Two of the points coincide: no angle.")
+            return None
+        angle = float(np.degrees(np.arctan2(np.linalg.norm(np.cross(u, v)), float(np.dot(u, v)))))
+        self.message.emit(f"Angle {angle:.2f}° at {picks[1].mass} ({picks[0].mass} – {picks[1].mass} – "
+                          f"{picks[2].mass}); click again to measure another.")
+        self.angleMeasured.emit(angle)
+        return angle
+
     def cancel_pick(self) -> bool:
         """Forget a first placement pick or an unfinished drag (Esc); True when there was one."""
-        had = self._first_pick is not None or self._drag is not None
+        had = self._first_pick is not None or self._drag is not None or bool(self._angle_picks)
         self._first_pick = None
+        self._angle_picks = []
         self._drag = self._drag_preview = None
         self.scene.show_marker(None, render=False)
         self.scene.show_segment(None, None)
@@ -341,7 +373,7 @@ class Viewport(QWidget):
 
     HOVER_INTERVAL_S = 0.05
     """The bone under the mouse is looked up at most this often while a picking tool is on."""
-    PICK_MODES = ("place", "measure", "force")
+    PICK_MODES = ("place", "measure", "force", "angle")
 
     def _on_move(self, _obj, _ev) -> None:
         if self.mode == "drag" and self._drag is not None:

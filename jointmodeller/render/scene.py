@@ -408,14 +408,23 @@ class JointScene:
 
     def show_segment(self, a_G, b_G, render: bool = True) -> None:
         """Draw a measured distance from a_G to b_G (None removes it)."""
+        self.show_path(None if a_G is None or b_G is None else [a_G, b_G], render=render)
+
+    def show_path(self, points_G, render: bool = True) -> None:
+        """Draw a measurement: picked points joined in order (a distance, an angle's two legs); None
+        removes it."""
         if self.segment_actor is not None:
             self.plotter.remove_actor(self.segment_actor, render=False)
             self.segment_actor = None
-        if a_G is not None and b_G is not None:
+        if points_G is not None and len(points_G) > 0:
             r = self._marker_radius()
-            a, b = np.asarray(a_G, float), np.asarray(b_G, float)
-            shape = pv.Line(a, b).tube(radius=0.25 * r) if np.linalg.norm(b - a) > 0 else pv.PolyData()
-            shape = shape.merge(pv.Sphere(radius=0.7 * r, center=a)).merge(pv.Sphere(radius=0.7 * r, center=b))
+            pts = [np.asarray(p, float) for p in points_G]
+            shape = pv.PolyData()
+            for a, b in zip(pts[:-1], pts[1:]):
+                if np.linalg.norm(b - a) > 0:
+                    shape = shape.merge(pv.Line(a, b).tube(radius=0.25 * r))
+            for p in pts:
+                shape = shape.merge(pv.Sphere(radius=0.7 * r, center=p))
             self.segment_actor = self.plotter.add_mesh(shape, color=MEASURE_COLOUR, name="measure_segment",
                                                        pickable=False, render=False)
         if render:

@@ -584,3 +584,27 @@ def test_measured_points_are_drawn_over_the_laxity_curve(qtbot, window, small_pr
     assert labels == ["model", "measured"]
     assert list(ax.lines[1].get_xdata()) == [-5.0, 5.0] and list(ax.lines[1].get_ydata()) == [-1.1, 0.9]
     assert "measured_load" not in run.series  # the stored run is not changed
+
+
+def test_measure_an_angle_with_three_picks(qtbot, window, small_project):
+    """Issue 18 item 10, part: the angle between picked points (at the second)."""
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    rng = np.random.default_rng(12)
+    w.act_angle.trigger()
+    assert w.viewport.mode == "angle" and w.act_cancel_pick.isEnabled()
+    for mass in ("upper", "lower"):
+        w.viewport.click(*visible_pick(w, mass, rng))
+    with qtbot.waitSignal(w.viewport.angleMeasured) as got:
+        w.viewport.click(*visible_pick(w, "upper", rng))
+    a, b, c = (np.asarray(p.point_G) for p in w.viewport._angle_picks)
+    u, v = a - b, c - b
+    expected = np.degrees(np.arccos(np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v)))
+    assert got.args[0] == pytest.approx(expected, abs=1e-6)
+    assert f"Angle {expected:.2f}°" in w.statusBar().currentMessage()
+    w.viewport.click(*visible_pick(w, "lower", rng))  # a fourth pick starts again
+    assert len(w.viewport._angle_picks) == 1
+    w.cancel_picking()
+    assert w.viewport._angle_picks == [] and w.viewport.scene.segment_actor is None
