@@ -80,6 +80,10 @@ def _resample(x: np.ndarray, y: np.ndarray, fn) -> tuple[FunctionSpec, float]:
     # there (geometrically) so the natural spline's error dies out within a few microns of x0, xn
     off = (span / RESAMPLE_POINTS) * 0.5 ** np.arange(1, 14)
     grid = np.union1d(grid, np.concatenate([x[0] + off, x[0] - off, x[-1] + off, x[-1] - off]))
+    # a grid point a rounding error away from a knot (linspace's -1.0472000000000001 beside the knot
+    # -1.0472) would make an interval of 1e-16 and a spline with a slope spike there: keep the knot only
+    near = np.abs(grid[:, None] - x[None, :]).min(axis=1)
+    grid = np.union1d(grid[near > 1e-9 * span], x)
     vals = fn(grid)
     natural = CubicSpline(grid, vals, bc_type="natural")
     check = np.linspace(grid[0], grid[-1], 8 * RESAMPLE_POINTS)
