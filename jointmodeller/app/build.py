@@ -134,7 +134,7 @@ def build_mechanical_system(
         rest = a.initial_length_m if a.initial_length_m is not None else s.slack_length_m
         R_AS = R_BL[ia] if model == BUSHING else np.eye(3)  # spring frame S = body A's mesh frame L
         rest_S = (R_AS.T @ R_GB[ia].T @ (pb - pa)) if model == BUSHING else np.zeros(3)
-        routed = bool(a.via_points or a.wrap_objects)
+        routed = bool(a.via_points or a.wrap_objects or a.moving_a or a.moving_b)
         if routed and model == BUSHING:
             problems.append(Problem("attachments", a.name, "spring",
                                     f"spring type {s.name!r} is a bushing, which cannot follow via points or wrap objects"))

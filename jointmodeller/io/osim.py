@@ -757,11 +757,11 @@ class _Reader:
             pname = p.get("name", "?")
             frame = self.socket(p, "parent_frame", "body")
             fr = self.frames.resolve(frame)
+            moving: tuple[FunctionSpec, ...] = ()
             if p.tag == "MovingPathPoint":
-                loc = self.moving_point_location(p, name)
+                loc, moving = self.moving_point(p, name, fr)
             else:
-                loc = np.asarray(doc.floats(p, "location", 3))
-            loc = fr.R @ loc + fr.p
+                loc = fr.R @ np.asarray(doc.floats(p, "location", 3)) + fr.p
             coord, lo, hi = "", 0.0, 0.0
             if p.tag == "ConditionalPathPoint":
                 coord = self.socket(p, "coordinate").split("/")[-1]
@@ -774,7 +774,7 @@ class _Reader:
                 rep.skip(f"{name}/{pname}", p.tag, "path point type not supported; left out")
                 dropped_points += 1
                 continue
-            points.append(ViaPoint(fr.body, tuple(float(v) for v in loc), coord, float(lo), float(hi)))
+            points.append(ViaPoint(fr.body, tuple(float(v) for v in loc), coord, float(lo), float(hi), moving))
         if len(points) < 2:
             raise OsimError(f"{doc.where(path_el)}: path of {name} has fewer than two points")
         first, last = points[0], points[-1]
@@ -805,7 +805,7 @@ class _Reader:
                 ranges = tuple(self.wrap_range(name, i, len(points), dropped_points) for i in infos)
         return Attachment(name=name, spring=spring, body_a=first.body, body_b=last.body, point_a_L=first.point_L,
                           point_b_L=last.point_L, via_points=tuple(points[1:-1]), wrap_objects=tuple(wraps),
-                          wrap_ranges=ranges)
+                          wrap_ranges=ranges, moving_a=first.moving, moving_b=last.moving)
 
     def wrap_range(self, name: str, info: PathWrapInfo, n: int, dropped: int) -> tuple[int, int]:
         """A PathWrap's point range as the project keeps it: -1 for OpenSim's "path end" (< 1), a
@@ -825,24 +825,43 @@ class _Reader:
                                "counts the remaining points")
         return s, e
 
-    def moving_point_location(self, p: ET.Element, muscle: str) -> np.ndarray:
+    def moving_point(self, p: ET.Element, muscle: str, fr: _FrameDef) -> tuple[np.ndarray, tuple[FunctionSpec, ...]]:
+        """(location in the body frame at the default coordinates, its x, y, z FunctionSpecs in the
+        body frame) of a MovingPathPoint; the functions are () when it has to be kept fixed (reported)."""
         doc = self.doc
-        loc = []
+        where = f"{muscle}/{p.get('name', '?')}"
+        fns: list[FunctionSpec] = []
+        why = ""
         for axis in "xyz":
             holder = p.find(f"{axis}_location")
             coord = self.socket(p, f"{axis}_coordinate").split("/")[-1]
-            if holder is None:
-                loc.append(0.0)
-                continue
-            fel = next(iter(holder), None) if len(holder) else None
+            fel = next(iter(holder), None) if holder is not None and len(holder) else None
             if fel is None:
-                loc.append(0.0)
+                fns.append(FunctionSpec("constant", (0.0,)))
                 continue
-            fn = parse_function(doc, fel, coord)
-            loc.append(float(eval_spec(fn, self.coord_values.get(coord, 0.0))[0]))
-        self.report.approx(f"{muscle}/{p.get('name', '?')}", "MovingPathPoint",
-                           "imported as a fixed point at its location for the default coordinate values")
-        return np.asarray(loc)
+            notes: list[str] = []
+            try:
+                fn = parse_function(doc, fel, coord if coord in self.coord_values else "", 1.0, notes)
+            except UnsupportedFunction as exc:
+                why = str(exc)
+                fn = FunctionSpec("constant", (0.0,))
+            if coord and coord not in self.coord_values:
+                why = why or f"coordinate {coord!r} not imported"
+            for note in notes:
+                self.report.approx(f"{where}/{axis}_location", fel.tag, note)
+            fns.append(fn)
+        loc = np.array([float(eval_spec(fn, self.coord_values.get(fn.coordinates[0], 0.0) if fn.coordinates else 0.0)[0])
+                        for fn in fns])
+        if not np.allclose(fr.R, np.eye(3), rtol=0, atol=1e-12):
+            why = why or "its frame is rotated relative to the body"
+        if why:
+            self.report.approx(where, "MovingPathPoint", f"imported as a fixed point at its location for the default "
+                                                         f"coordinate values ({why})")
+            return fr.R @ loc + fr.p, ()
+        if all(fn.kind == "constant" for fn in fns):
+            return loc + fr.p, ()
+        self.count("moving path points")
+        return loc + fr.p, tuple(_shifted(fn, float(d)) for fn, d in zip(fns, fr.p))
 
     # ---- constraints -------------------------------------------------------------------------
     def read_constraints(self) -> list[ConstraintSpec]:
@@ -879,6 +898,20 @@ class _Reader:
 # --------------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------------
+def _shifted(fn: FunctionSpec, d: float) -> FunctionSpec:
+    """fn + d (a moving point's coordinate moved by its frame's offset)."""
+    if d == 0.0:
+        return fn
+    vals = list(fn.values)
+    if fn.kind == "linear":
+        vals[1] += d
+    elif fn.kind in ("constant", "polynomial"):
+        vals[0] += d
+    else:  # spline, piecewise_linear: through shifted values
+        vals = [v + d for v in vals]
+    return replace(fn, values=tuple(vals))
+
+
 def _align_z(z: np.ndarray) -> np.ndarray:
     """A rotation whose third column is the unit vector z (x, y completed deterministically)."""
     z = z / np.linalg.norm(z)

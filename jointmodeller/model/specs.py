@@ -177,6 +177,10 @@ class ViaPoint:
     coordinate: str = ""
     range_min: float = 0.0
     range_max: float = 0.0
+    moving: tuple[FunctionSpec, ...] = ()
+    """A moving point (OpenSim's MovingPathPoint): its x, y, z in L [m] as three functions, each a
+    constant or a function of one joint coordinate; point_L is then its default-pose location.
+    Empty: the point is fixed at point_L."""
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,8 @@ class Attachment:
     path wraps over (OpenSim import), in order. wrap_ranges: for each wrap object, the 1-based range
     (start, end) of path points it may wrap between (OpenSim's PathWrap range; points counted from
     point_a over every via point, conditional or not, to point_b; -1 = that end of the path); empty
-    means every wrap object may act on the whole path.
+    means every wrap object may act on the whole path. moving_a / moving_b: the end points as
+    functions of the coordinates (see ViaPoint.moving; empty = fixed at point_a_L / point_b_L).
     """
 
     name: str
@@ -219,6 +224,8 @@ class Attachment:
     via_points: tuple[ViaPoint, ...] = ()
     wrap_objects: tuple[str, ...] = ()
     wrap_ranges: tuple[tuple[int, int], ...] = ()
+    moving_a: tuple[FunctionSpec, ...] = ()
+    moving_b: tuple[FunctionSpec, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -404,8 +404,23 @@ def _check_body_ref(c: _Collector, s: str, r: str, field: str, name: str, names:
         c.add(s, r, field, f"no mass named {name!r}")
 
 
+def _check_moving(c: _Collector, s: str, r: str, field: str, moving: tuple, coordinates: set[str] | None) -> None:
+    """A moving path point: none, or three functions (x, y, z), each constant or of one joint coordinate."""
+    if not moving:
+        return
+    if len(moving) != 3:
+        c.add(s, r, field, f"needs three functions (x, y, z), got {len(moving)}")
+        return
+    for k, fn in enumerate(moving):
+        _check_function(c, s, r, f"{field}[{k}]", fn)
+        if fn.kind != "constant" and len(fn.coordinates) != 1:
+            c.add(s, r, f"{field}[{k}]", "a moving point's function depends on one coordinate")
+        elif coordinates is not None and fn.kind != "constant" and fn.coordinates[0] not in coordinates:
+            c.add(s, r, f"{field}[{k}]", f"no joint has a coordinate named {fn.coordinates[0]!r}")
+
+
 def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], masses: set[str],
-                      wrap_names: set[str]) -> None:
+                      wrap_names: set[str], coordinates: set[str] | None = None) -> None:
     s, r = "Attachments", _row_name(a, i)
     if a.spring not in springs:
         c.add(s, r, "spring", f"no spring type named {a.spring!r}")
@@ -417,7 +432,10 @@ def _check_attachment(c: _Collector, i: int, a: Attachment, springs: set[str], m
     c.position(s, r, "point_b_L", a.point_b_L)
     if a.initial_length_m is not None:
         c.positive(s, r, "initial_length_m", a.initial_length_m, limit=POSITION_LIMIT_M, unit="m")
+    for field, moving in (("moving_a", a.moving_a), ("moving_b", a.moving_b)):
+        _check_moving(c, s, r, field, moving, coordinates)
     for j, via in enumerate(a.via_points):
+        _check_moving(c, s, r, f"via_points[{j}].moving", via.moving, coordinates)
         _check_body_ref(c, s, r, f"via_points[{j}].body", via.body, masses)
         c.position(s, r, f"via_points[{j}].point_L", via.point_L)
         if c.finite(s, r, f"via_points[{j}].range_min", via.range_min) and c.finite(
@@ -585,8 +603,9 @@ def project_problems(project: Project) -> list[Problem]:
         _check_spring(c, i, sp)
     for i, m in enumerate(project.masses):
         _check_mass(c, i, m, masses)
+    coordinates = {name for m in project.masses if m.joint is not None for name in m.joint.coordinates}
     for i, a in enumerate(project.attachments):
-        _check_attachment(c, i, a, springs, masses, wraps)
+        _check_attachment(c, i, a, springs, masses, wraps, coordinates)
     for i, f in enumerate(project.forces):
         _check_force(c, i, f, masses)
     for i, p in enumerate(project.contacts):

@@ -308,7 +308,8 @@ class ProjectStore:
             body_b_id=None if a.body_b == GROUND else mass_ids[a.body_b],
             point_a_L=_j(a.point_a_L), point_b_L=_j(a.point_b_L),
             initial_length_m=a.initial_length_m, wraps=a.wraps, via_points=_j(a.via_points),
-            wrap_objects=_j(a.wrap_objects), wrap_ranges=_j(a.wrap_ranges)) for i, a in enumerate(rows))
+            wrap_objects=_j(a.wrap_objects), wrap_ranges=_j(a.wrap_ranges), moving_a=_j(a.moving_a),
+            moving_b=_j(a.moving_b)) for i, a in enumerate(rows))
 
     def _write_forces(self, s: Session, rows: tuple[Force, ...], mass_ids: dict) -> None:
         s.add_all(ForceRow(position=i, name=f.name, body_id=mass_ids[f.body], point_L=_j(f.point_L),
@@ -362,7 +363,8 @@ class ProjectStore:
             "point_a_L": json.loads(r.point_a_L), "point_b_L": json.loads(r.point_b_L),
             "initial_length_m": r.initial_length_m, "wraps": r.wraps,
             "via_points": json.loads(r.via_points), "wrap_objects": json.loads(r.wrap_objects),
-            "wrap_ranges": json.loads(r.wrap_ranges)}, "attachments", i)
+            "wrap_ranges": json.loads(r.wrap_ranges), "moving_a": json.loads(r.moving_a),
+            "moving_b": json.loads(r.moving_b)}, "attachments", i)
             for i, r in enumerate(s.scalars(select(AttachmentRow).order_by(AttachmentRow.position))))
         forces = tuple(row_from_data(Force, {
             "name": r.name, "body": mass_names[r.body_id], "point_L": json.loads(r.point_L),

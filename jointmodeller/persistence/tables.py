@@ -115,6 +115,8 @@ class AttachmentRow(Base):
     via_points: Mapped[str] = mapped_column(Text)
     wrap_objects: Mapped[str] = mapped_column(Text)
     wrap_ranges: Mapped[str] = mapped_column(Text, default="[]")
+    moving_a: Mapped[str] = mapped_column(Text, default="[]")
+    moving_b: Mapped[str] = mapped_column(Text, default="[]")
 
 
 class ForceRow(Base):

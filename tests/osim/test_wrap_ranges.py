@@ -83,7 +83,8 @@ def test_older_file_gets_whole_path_ranges(rajagopal, tmp_path):
     with sqlite3.connect(path) as conn:
         if sqlite3.sqlite_version_info < (3, 35):
             pytest.skip("this SQLite cannot drop a column to forge an older file")
-        conn.execute("alter table attachments drop column wrap_ranges")
+        for column in ("wrap_ranges", "moving_a", "moving_b"):  # the columns of 0003 and later
+            conn.execute(f"alter table attachments drop column {column}")
         conn.execute("update alembic_version set version_num='0002_results'")
     assert read_revision(path) == "0002_results"
     loaded = load_project(path)

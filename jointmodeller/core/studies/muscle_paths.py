@@ -95,9 +95,35 @@ class PathWrap:
 
 
 @dataclass(frozen=True)
+class MovingPoint:
+    """A path point that moves on its body with the coordinates (OpenSim's MovingPathPoint):
+    r_B = A r_L(q) + b, each component of r_L a Function of the coordinate q[qidx] (qidx -1: the
+    constant it takes at 0). uidx: that coordinate's index into the generalized speeds (-1 unknown)."""
+
+    index: int
+    fns: tuple[mbf.Function, mbf.Function, mbf.Function]
+    qidx: tuple[int, int, int]
+    uidx: tuple[int, int, int] = (-1, -1, -1)
+    A: np.ndarray = field(default_factory=lambda: np.eye(3))
+    b: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def r_B(self, q: np.ndarray) -> np.ndarray:
+        return self.A @ np.array([float(f.calc(q[i] if i >= 0 else 0.0)[0]) for f, i in zip(self.fns, self.qidx)]) + self.b
+
+    def dr_B(self, q: np.ndarray) -> np.ndarray:
+        """(3, 3): column a = ∂r_B/∂q[qidx[a]] of component a's function (zero for a constant)."""
+        d = np.zeros((3, 3))
+        for a, (f, i) in enumerate(zip(self.fns, self.qidx)):
+            if i >= 0:
+                d[:, a] = self.A[:, a] * float(f.calc(q[i], 1)[0])
+        return d
+
+
+@dataclass(frozen=True)
 class PathSpec:
     """A path's points (in order): body index (m,), r_B (m, 3), conditional coordinate q index
-    (-1 = always active) and range (m, 2); its wrap objects in order."""
+    (-1 = always active) and range (m, 2); its wrap objects in order; its moving points (r_B of
+    those rows is their default-pose location, replaced at every pose)."""
 
     name: str
     body: np.ndarray
@@ -105,6 +131,38 @@ class PathSpec:
     cond: np.ndarray
     cond_range: np.ndarray
     wraps: tuple[PathWrap, ...] = ()
+    moving: tuple[MovingPoint, ...] = ()
+
+    def points_B(self, q: np.ndarray) -> np.ndarray:
+        """r_B (m, 3) of every point at coordinates q (moving points evaluated)."""
+        if not self.moving:
+            return self.r_B
+        r = np.array(self.r_B, float)
+        for mp in self.moving:
+            r[mp.index] = mp.r_B(q)
+        return r
+
+
+def _moving_points(att: Attachment, qindex: dict[str, int], uindex: dict[str, int] | None,
+                   affine=None) -> tuple[MovingPoint, ...]:
+    """MovingPoints of an attachment's moving end and via points; affine(k) -> (A, b) maps point k's
+    L coordinates into its B frame (identity when None). ValueError names an unknown coordinate."""
+    specs = [att.moving_a, *(v.moving for v in att.via_points), att.moving_b]
+    out = []
+    for k, fns in enumerate(specs):
+        if not fns:
+            continue
+        funcs, qi, ui = [], [], []
+        for fn in fns:
+            c = fn.coordinates[0] if fn.coordinates and fn.kind != "constant" else ""
+            if c and c not in qindex:
+                raise ValueError(f"path point {k + 1} moves with coordinate {c!r}, which no joint of the project has")
+            funcs.append(mbf.from_spec(fn, (c,)) if c else mbf.from_spec(replace(fn, coordinates=())))
+            qi.append(qindex[c] if c else -1)
+            ui.append(uindex.get(c, -1) if (c and uindex is not None) else -1)
+        A, b = affine(k) if affine is not None else (np.eye(3), np.zeros(3))
+        out.append(MovingPoint(k, tuple(funcs), tuple(qi), tuple(ui), np.asarray(A, float), np.asarray(b, float)))
+    return tuple(out)
 
 
 def path_spec(model: MultibodyModel, att: Attachment, wrap_objects: Sequence[WrapObject],
@@ -131,6 +189,7 @@ def path_spec(model: MultibodyModel, att: Attachment, wrap_objects: Sequence[Wra
         np.array([model.qindex.get(c, -1) if c else -1 for _, _, c, *_ in pts], int),
         np.array([[lo, hi] for *_, lo, hi in pts], float).reshape(-1, 2),
         tuple(wraps),
+        _moving_points(att, model.qindex, model.uindex),
     )
 
 
@@ -142,6 +201,7 @@ class _Pt:
     arc: float = 0.0  # surface length from the previous wrap point (second wrap point only)
     surface_B: np.ndarray | None = None  # (k, 3) surface points from the previous wrap point, in B
     slot: int = 0  # 1 or 2 for the first / second wrap point of a wrap object
+    index: int = -1  # the path point this is (-1 for wrap points)
 
 
 @dataclass
@@ -226,7 +286,8 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
         c = path.cond[k]
         if c >= 0:
             active[k] = path.cond_range[k, 0] <= q[c] <= path.cond_range[k, 1]
-    orig = {k: _Pt(int(path.body[k]), path.r_B[k]) for k in range(n_orig)}
+    r_B = path.points_B(q)
+    orig = {k: _Pt(int(path.body[k]), r_B[k], index=k) for k in range(n_orig)}
     pts: list[_Pt] = [orig[k] for k in range(n_orig) if active[k]]
     nw = len(path.wraps)
     order = list(range(nw))
@@ -307,11 +368,46 @@ def path_body_forces(model: MultibodyModel, state: PathState, kin) -> tuple[np.n
     return force_G, torque_G
 
 
-def generalized_forces(model: MultibodyModel, state: PathState, kin, q: np.ndarray) -> np.ndarray:
+def generalized_forces(model: MultibodyModel, state: PathState, kin, q: np.ndarray,
+                       path: PathSpec | None = None) -> np.ndarray:
     """Generalized forces (nu,) of unit tension along the path, f = Jᵀ F, by the mobilizer
-    backend's recursion (seed 002's generalized-force method)."""
+    backend's recursion (seed 002's generalized-force method), plus — for the moving points of
+    ``path`` — each point's own motion on its body: the unit-tension force on the point, F_i = e_i −
+    e_{i−1} over its straight neighbours (any bodies), times R_GB ∂r_B/∂q of its coordinate."""
     force_G, torque_G = path_body_forces(model, state, kin)
-    return mb_generalized_forces(model.system, State(0.0, q, np.zeros(model.system.nu)), force_G, torque_G)
+    tau = mb_generalized_forces(model.system, State(0.0, q, np.zeros(model.system.nu)), force_G, torque_G)
+    if path is not None and path.moving:
+        tau = tau + moving_point_forces(path, state, kin, q, model.system.nu)
+    return tau
+
+
+def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu: int) -> np.ndarray:
+    """Generalized forces (nu,) of unit tension from the moving points' motion relative to their
+    bodies (−∂L/∂q_k of that motion; needs MovingPoint.uidx)."""
+    tau = np.zeros(nu)
+    pts = state.points
+    at = {p.index: k for k, p in enumerate(pts) if p.index >= 0}
+    for mp in path.moving:
+        k = at.get(mp.index)
+        if k is None:  # an inactive point (conditional): no share
+            continue
+        F = np.zeros(3)
+        for j, sign in ((k - 1, -1.0), (k + 1, 1.0)):
+            if 0 <= j < len(pts):
+                a, b = (pts[j], pts[k]) if j < k else (pts[k], pts[j])
+                if a.wrap >= 0 and a.wrap == b.wrap:
+                    continue
+                d = state.x_G[j] - state.x_G[k]
+                n = np.linalg.norm(d)
+                if n > 0:
+                    F += d / n
+        body = pts[k].body
+        R = kin.R_GB[body] if body >= 0 else np.eye(3)
+        g = (R @ mp.dr_B(q)).T @ F  # (3,): component a's share, about coordinate qidx[a]
+        for a in range(3):
+            if mp.qidx[a] >= 0 and mp.uidx[a] >= 0:
+                tau[mp.uidx[a]] += g[a]
+    return tau
 
 
 @dataclass
@@ -372,7 +468,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         kin_m = model.system.kinematics(q_at(x - EXCURSION_STEP))
         for j, spec in enumerate(specs):
             st = calc_path(model, spec, q, kin, opensim_stale_wrap_points)
-            tau = generalized_forces(model, st, kin, q)
+            tau = generalized_forces(model, st, kin, q, spec)
             ma = tau[ku] + sum(tau[dep] * fn.calc(x, 1)[0] for dep, fn in deps)
             L[i, j] = st.length
             R[i, j] = ma
@@ -411,7 +507,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
     out: dict[int, PathSpec] = {}
     for row, name in enumerate(tissue_names):
         a = atts.get(name)
-        if a is None or (not a.via_points and not a.wrap_objects):
+        if a is None or (not a.via_points and not a.wrap_objects and not a.moving_a and not a.moving_b):
             continue
         pts = [(a.body_a, a.point_a_L)] + [(v.body, v.point_L) for v in a.via_points] + [(a.body_b, a.point_b_L)]
         body = np.array([body_index[b] for b, _ in pts], int)
@@ -435,7 +531,13 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
             s, e = ranges[k] if ranges is not None and k < len(ranges) else (-1, -1)
             ws.append(PathWrap(wname, i, R_BL[i] @ T[:3, :3], R_BL[i] @ (T[:3, 3] - com_L[i]), w.kind,
                                tuple(w.dimensions_m), w.quadrant, int(s), int(e)))
-        out[row] = PathSpec(name, body, r_B, cond, cond_range, tuple(ws))
+        moving = ()
+        if a.moving_a or a.moving_b or any(v.moving for v in a.via_points):
+            if coordinate_index is None:
+                raise ValueError("a path point moves with the joint coordinates, and the project has no joints")
+            moving = _moving_points(a, coordinate_index, None,
+                                    lambda k: (R_BL[body[k]], -R_BL[body[k]] @ com_L[body[k]]))
+        out[row] = PathSpec(name, body, r_B, cond, cond_range, tuple(ws), moving)
     return out
 
 
