@@ -112,7 +112,8 @@ def help_html() -> str:
         "another (the bone under the mouse is highlighted, a marker shows the first pick). Esc cancels. Edit "
         "stiffness and rest length in the Springs and Attachments tables; selecting a tissue shows its length "
         "and strain. <b>Tools › Place load</b> (Ctrl+F) puts a point load where you click; <b>Measure "
-        "distance</b> (Ctrl+D) and <b>Measure angle</b> (Ctrl+Shift+D) measure between picked points.</li>"
+        "distance</b> (Ctrl+D) and <b>Measure angle</b> (Ctrl+Shift+D) measure between picked points; "
+        "<b>Move bone</b> (Ctrl+B) drags a bone to a new initial position.</li>"
         "<li>Add loads (Forces), contact pairs, joints (Mobilizers) and laxity experiments in their tables. "
         "Cells with a problem are marked red; their tooltip says what is wrong.</li>"
         "<li><b>Save</b> (Ctrl+S) always works; problems are stored and stay marked.</li>"
@@ -376,6 +377,7 @@ class MainWindow(QMainWindow):
         self.viewport.massPicked.connect(self._viewport_picked)
         self.viewport.attachmentPlaced.connect(self._attachment_placed)
         self.viewport.forcePlaced.connect(self._force_placed)
+        self.viewport.boneMoved.connect(self._bone_moved)
         self.viewport.attachmentMoved.connect(
             lambda i, att: self.doc.set_row("attachments", i, att, "Move tissue end"))
         self.viewport.message.connect(lambda m: self.statusBar().showMessage(m))
@@ -512,11 +514,14 @@ class MainWindow(QMainWindow):
         self.act_angle = self._act("Measure &angle", self._toggle_angle, "Ctrl+Shift+D", checkable=True,
                                    tip="Click three points on the bones: the angle at the second in degrees "
                                        "(Esc cancels)")
+        self.act_move_bone = self._act("Move &bone (drag)", self._toggle_move_bone, "Ctrl+B", checkable=True,
+                                       tip="Press on a bone and drag it in the view plane: its initial position "
+                                           "changes when you release (one undo step; Esc cancels)")
         self.act_cancel_pick = self._act("&Cancel picking", lambda: self.cancel_picking(), "Esc",
                                          tip="Stop placing or moving a tissue or measuring; a first pick is forgotten")
         self.act_cancel_pick.setEnabled(False)  # only while picking: Esc stays the table editors' elsewhere
-        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_angle,
-                  self.act_cancel_pick):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_move_bone, self.act_measure,
+                  self.act_angle, self.act_cancel_pick):
             t.addAction(a)
         self.addAction(self.act_cancel_pick)
         h = mb.addMenu("&Help")
@@ -552,7 +557,8 @@ class MainWindow(QMainWindow):
     def cancel_picking(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
         self.viewport.cancel_pick()
-        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_angle):
+        for a in (self.act_place, self.act_drag, self.act_place_force, self.act_measure, self.act_angle,
+                  self.act_move_bone):
             if a.isChecked():
                 a.setChecked(False)
         self.statusBar().showMessage("Picking cancelled.", 4000)
@@ -610,7 +616,7 @@ class MainWindow(QMainWindow):
     def _toggle_pick_mode(self, mode: str, on: bool) -> None:
         """Turn one picking mode on (the others off) or off (back to selecting)."""
         modes = {"place": self.act_place, "drag": self.act_drag, "measure": self.act_measure,
-                 "force": self.act_place_force, "angle": self.act_angle}
+                 "force": self.act_place_force, "angle": self.act_angle, "move_bone": self.act_move_bone}
         if on:
             for m, a in modes.items():
                 if m != mode and a.isChecked():
@@ -630,6 +636,23 @@ class MainWindow(QMainWindow):
 
     def _toggle_measure(self, on: bool) -> None:
         self._toggle_pick_mode("measure", on)
+
+    def _toggle_move_bone(self, on: bool) -> None:
+        self._toggle_pick_mode("move_bone", on)
+
+    def _bone_moved(self, mass: str, delta_G) -> None:
+        """A bone dragged in the view: its initial position moves by delta_G (one undo step)."""
+        from dataclasses import replace as _replace
+
+        try:
+            i = self.doc.project.mass_index(mass)
+        except KeyError:
+            return
+        m = self.doc.project.masses[i]
+        moved = _replace(m, position_G=tuple(float(p + d) for p, d in zip(m.position_G, delta_G)))
+        self.doc.set_row("masses", i, moved, f"Move {mass}")
+        d = ", ".join(f"{x * 1000:.1f}" for x in delta_G)
+        self.statusBar().showMessage(f"Moved {mass} by ({d}) mm; Undo takes it back.", 8000)
 
     def _toggle_angle(self, on: bool) -> None:
         self._toggle_pick_mode("angle", on)

@@ -82,6 +82,8 @@ class Viewport(QWidget):
     massPicked = Signal(str)
     forcePlaced = Signal(object)
     """A point load was placed with a click (mode "force"): the Force row to add."""
+    boneMoved = Signal(str, object)
+    """A bone was dragged (mode "move_bone"): its name and displacement in G (dx, dy, dz) [m]."""
     angleMeasured = Signal(float)
     """An angle was measured from three picks [°]."""
     measured = Signal(float, str, str)
@@ -110,6 +112,7 @@ class Viewport(QWidget):
         self.selected_attachment: int | None = None
         self._first_pick = None
         self._angle_picks: list = []
+        self._moving: tuple | None = None  # (mass, grabbed point in G, display depth, displacement in G)
         self._hover_at = 0.0
         self._drag: tuple[int, str] | None = None
         self._drag_preview = None
@@ -240,6 +243,7 @@ class Viewport(QWidget):
         self.mode = mode
         self._first_pick = None
         self._angle_picks = []
+        self._moving = None
         self._drag = self._drag_preview = None
         self.scene.set_hover(None, render=False)
         self.scene.show_marker(None, render=False)
@@ -251,7 +255,8 @@ class Viewport(QWidget):
                            "drag": "Drag an end of the selected tissue along its bone (Esc cancels).",
                            "measure": "Click two points on the bones to measure their distance (Esc cancels).",
                            "force": "Click the point of a bone where the load acts (Esc cancels).",
-                           "angle": "Click three points: the angle is at the second (Esc cancels)."}[mode])
+                           "angle": "Click three points: the angle is at the second (Esc cancels).",
+                           "move_bone": "Press on a bone and drag it in the view plane (Esc cancels)."}[mode])
 
     def world_to_display(self, point_G) -> tuple[float, float]:
         """Display (pixel) coordinates of a global point (for tests and overlays)."""
@@ -354,9 +359,11 @@ class Viewport(QWidget):
 
     def cancel_pick(self) -> bool:
         """Forget a first placement pick or an unfinished drag (Esc); True when there was one."""
-        had = self._first_pick is not None or self._drag is not None or bool(self._angle_picks)
+        had = (self._first_pick is not None or self._drag is not None or bool(self._angle_picks)
+               or self._moving is not None)
         self._first_pick = None
         self._angle_picks = []
+        self._moving = None
         self._drag = self._drag_preview = None
         self.scene.show_marker(None, render=False)
         self.scene.show_segment(None, None)
@@ -370,6 +377,8 @@ class Viewport(QWidget):
         self._press_pos = (x, y)
         if self.mode == "drag":
             self.start_drag(x, y)
+        elif self.mode == "move_bone":
+            self.start_move(x, y)
 
     HOVER_INTERVAL_S = 0.05
     """The bone under the mouse is looked up at most this often while a picking tool is on."""
@@ -378,7 +387,9 @@ class Viewport(QWidget):
     def _on_move(self, _obj, _ev) -> None:
         if self.mode == "drag" and self._drag is not None:
             self.drag_to(*self._event_pos())
-        elif self.mode in self.PICK_MODES:
+        elif self.mode == "move_bone" and self._moving is not None:
+            self.move_to(*self._event_pos())
+        elif self.mode in self.PICK_MODES + ("move_bone",):
             now = time.perf_counter()
             if now - self._hover_at >= self.HOVER_INTERVAL_S:
                 self._hover_at = now
@@ -395,9 +406,63 @@ class Viewport(QWidget):
         x, y = self._event_pos()
         if self.mode == "drag":
             self.end_drag()
+        elif self.mode == "move_bone":
+            self.end_move()
         elif self._press_pos is not None and abs(x - self._press_pos[0]) + abs(y - self._press_pos[1]) < 4:
             self.click(x, y)
         self._press_pos = None
+
+    # ------------------------------------------------------------------ moving a bone
+    def display_to_world(self, x: float, y: float, depth: float) -> np.ndarray:
+        """The world point under a display position at a display depth (0 near .. 1 far)."""
+        ren = self.plotter.renderer
+        ren.SetDisplayPoint(float(x), float(y), float(depth))
+        ren.DisplayToWorld()
+        w = np.array(ren.GetWorldPoint(), float)
+        return w[:3] / w[3] if w[3] not in (0.0, 1.0) else w[:3]
+
+    def start_move(self, x: float, y: float) -> bool:
+        """Grab the bone under the mouse (mode "move_bone"): it then follows the mouse in the view
+        plane through the grabbed point; False when there is no bone there or a joint places it."""
+        hit = self.pick_display(x, y) if self.project is not None else None
+        if hit is None:
+            self.message.emit("No bone there: press on a bone and drag it (Esc cancels).")
+            return False
+        mass, point_G = hit
+        if self.project.mass(mass).joint is not None:
+            self.message.emit(f"{mass} is placed by its joint: set its coordinates in the Coordinates tab.")
+            return False
+        ren = self.plotter.renderer
+        ren.SetWorldPoint(*map(float, point_G), 1.0)
+        ren.WorldToDisplay()
+        depth = ren.GetDisplayPoint()[2]
+        self._moving = (mass, np.asarray(point_G, float), depth, np.zeros(3))
+        self.scene.show_marker(point_G)
+        return True
+
+    def move_to(self, x: float, y: float) -> np.ndarray | None:
+        """Drag the grabbed bone to a display position: its displacement in G (drawn as a segment
+        from the grabbed point; the bone moves when the mouse is released)."""
+        if self._moving is None:
+            return None
+        mass, start, depth, _ = self._moving
+        delta = self.display_to_world(x, y, depth) - start
+        self._moving = (mass, start, depth, delta)
+        self.scene.show_marker(None, render=False)
+        self.scene.show_segment(start, start + delta)
+        self.message.emit(f"Move {mass} by {np.linalg.norm(delta) * 1000:.1f} mm (release to place; Esc cancels).")
+        return delta
+
+    def end_move(self) -> None:
+        """Release: the grabbed bone is moved by the dragged displacement (``boneMoved``)."""
+        if self._moving is None:
+            return
+        mass, _, _, delta = self._moving
+        self._moving = None
+        self.scene.show_marker(None, render=False)
+        self.scene.show_segment(None, None)
+        if np.linalg.norm(delta) > 0:
+            self.boneMoved.emit(mass, tuple(float(d) for d in delta))
 
     def start_drag(self, x: float, y: float) -> bool:
         """Grab the end of the selected attachment nearest the clicked point."""

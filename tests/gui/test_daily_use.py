@@ -608,3 +608,28 @@ def test_measure_an_angle_with_three_picks(qtbot, window, small_project):
     assert len(w.viewport._angle_picks) == 1
     w.cancel_picking()
     assert w.viewport._angle_picks == [] and w.viewport.scene.segment_actor is None
+
+
+def test_move_a_bone_by_dragging_it(qtbot, window, small_project):
+    """Issue 18 item 9, part: a bone could only be moved by typing; dragged, it follows the mouse at
+    the grabbed point's depth and lands where released, in one undo step."""
+    from tests.gui.test_main_window import visible_pick
+
+    w = window(small_project)
+    w.viewport.camera_preset("anterior")
+    before = w.doc.project.mass("upper").position_G
+    x, y = visible_pick(w, "upper", np.random.default_rng(6))
+    w.act_move_bone.trigger()
+    assert w.viewport.mode == "move_bone" and w.act_cancel_pick.isEnabled()
+    assert w.viewport.start_move(x, y)
+    start = w.viewport._moving[1]
+    delta = w.viewport.move_to(x + 40, y - 10)
+    assert w.viewport.world_to_display(start + delta) == pytest.approx((x + 40, y - 10), abs=0.5)
+    assert w.doc.project.mass("upper").position_G == before  # moved on release only
+    w.viewport.end_move()
+    after = np.asarray(w.doc.project.mass("upper").position_G)
+    assert after == pytest.approx(np.asarray(before) + delta, abs=1e-12)
+    assert "Moved upper" in w.statusBar().currentMessage()
+    w.act_undo.trigger()
+    assert w.doc.project.mass("upper").position_G == before
+    assert not w.viewport.start_move(1, 1)  # the background: nothing grabbed
