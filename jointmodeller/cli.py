@@ -177,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_limits(args: argparse.Namespace) -> dict:
     """The wall-time and step limits of ``run`` as options of the chosen study (dynamics: both, with
-    app.studies' defaults; equilibrium: the wall time when given)."""
+    app.studies' defaults; equilibrium and laxity: the wall time when given)."""
     from jointmodeller.app.studies import DEFAULT_DYNAMICS_MAX_STEPS, DEFAULT_DYNAMICS_WALL_S
 
     if args.max_wall_s is not None and not (math.isfinite(args.max_wall_s) and args.max_wall_s > 0):
@@ -187,7 +187,7 @@ def _run_limits(args: argparse.Namespace) -> dict:
     if args.study == "dynamics":
         return {"max_wall_s": DEFAULT_DYNAMICS_WALL_S if args.max_wall_s is None else args.max_wall_s,
                 "max_steps": DEFAULT_DYNAMICS_MAX_STEPS if args.max_steps is None else args.max_steps}
-    if args.study == "equilibrium" and args.max_wall_s is not None:
+    if args.study in ("equilibrium", "laxity") and args.max_wall_s is not None:
         return {"max_wall_s": args.max_wall_s}
     return {}
 
@@ -288,7 +288,7 @@ def cmd_laxity(args: argparse.Namespace) -> int:
     try:
         summary = laxity_command(args.project, experiment=args.experiment, data=args.data,
                                  calibrate=args.calibrate, out_dir=args.out, scheduler=args.scheduler,
-                                 progress=progress)
+                                 progress=progress, max_wall_s=_positive_seconds(args.max_wall_s))
     except (KeyError, RuntimeError) as exc:
         raise JointModellerError(str(exc.args[0] if exc.args else exc)) from None
     if args.verbose:
@@ -296,6 +296,12 @@ def cmd_laxity(args: argparse.Namespace) -> int:
     else:
         print(_laxity_lines(summary, args.out))
     return 0
+
+
+def _positive_seconds(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise JointModellerError(f"--max-wall-s {value:g}: must be a positive number of seconds")
+    return value
 
 
 def _laxity_lines(summary: dict, out) -> str:
@@ -634,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "multibody tree's own integrator (auto only)")
     s.add_argument("--max-wall-s", type=float, metavar="SECONDS",
                    help="limit on the run's computing time: dynamics (default 3600) and equilibrium (default "
-                        "300); a run that reaches it is stored as failed with what it computed")
+                        "300); a run that reaches it is stored as failed with what it computed. Laxity: no limit "
+                        "unless given; a sweep that reaches it is stored as stopped with its solved steps")
     s.add_argument("--max-steps", type=int, metavar="N",
                    help="dynamics: limit on integrator steps (default 1000000); a run that reaches it is stored "
                         "as failed with what it computed")
@@ -659,6 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for parameter studies")
     s.add_argument("--out", required=True, help="output folder (summary.json, CSV, plots, report)")
     s.add_argument("--verbose", action="store_true", help="print the whole summary (JSON, tissue parameters)")
+    s.add_argument("--max-wall-s", type=float, metavar="S",
+                   help="stop the sweep after S seconds; the steps solved by then are stored and reported")
     s.set_defaults(func=cmd_laxity)
 
     s = sub.add_parser("import-osim", help="import an OpenSim .osim model into a project file")

@@ -444,9 +444,11 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
 
 
 def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
-               cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None) -> RunRecord:
+               cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None,
+               max_wall_s: float | None = None) -> RunRecord:
     """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
-    when cancel() turned True; "failed" with the message when an equilibrium was not found).
+    when cancel() turned True or ``max_wall_s`` seconds passed; "failed" with the message when an
+    equilibrium was not found).
 
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
@@ -455,13 +457,25 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
 
     experiment = find_experiment(project, experiment_name)
     extra = {"system": "free bodies"}
+    timed_out = [False]
+    if max_wall_s is not None:
+        deadline = time.perf_counter() + float(max_wall_s)
+        user_cancel = cancel
+
+        def cancel() -> bool:
+            if user_cancel is not None and user_cancel():
+                return True
+            timed_out[0] = time.perf_counter() > deadline
+            return timed_out[0]
     try:
         if needs_tree(project):
             result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel)
         else:
             result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)
     except SweepCancelled as stop:
-        return result_to_run(stop.partial, experiment, "stopped", "stopped by the user", extra)
+        why = (f"stopped at the wall-time limit of {max_wall_s:g} s with {stop.partial.loads.size} step(s) solved"
+               if timed_out[0] else "stopped by the user")
+        return result_to_run(stop.partial, experiment, "stopped", why, extra)
     except EquilibriumFailed as exc:  # keep the steps solved before, say where it stopped
         where = "the unloaded pose" if exc.load is None else f"load {exc.load:g} {load_unit(experiment)}"
         message = f"no equilibrium at {where}: {exc}"
@@ -854,14 +868,15 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
                    out_dir="laxity-report", scheduler: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None, *, per: str = "spring",
                    fit_slack: bool = False, groups: list[str] | None = None,
-                   study_cases: list[dict] | None = None) -> dict:
+                   study_cases: list[dict] | None = None, max_wall_s: float | None = None) -> dict:
     """``jointmodeller laxity PROJECT [--experiment NAME] [--data FILE] [--calibrate] [--scheduler ADDR]
     --out DIR``: replay, compare, calibrate, study and report; returns the summary (summary.json).
 
     The run is stored in the project file; a calibrated project goes to ``<out>/<stem>-calibrated.jmdb``
     (the original is kept). With ``scheduler`` (or ``study_cases``) a one-at-a-time stiffness study
     runs through the executor (Dask at that address; local processes when only cases are given).
-    progress(stage, done, total) with stage "sweep", "calibrate", "study".
+    progress(stage, done, total) with stage "sweep", "calibrate", "study". max_wall_s: the sweep stops
+    after this many seconds and keeps (stores and reports) the steps solved by then.
     """
     from jointmodeller.persistence.store import ProjectStore, load_project, save_project
 
@@ -877,7 +892,7 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
     joint = build_joint(project)
     total = len(experiment_loads(exp))
     run = run_laxity(project, exp.name, None if progress is None else (lambda i, n, lo, v: progress("sweep", i, n)),
-                     joint=joint)
+                     joint=joint, max_wall_s=max_wall_s)
     with ProjectStore(project_path) as store:  # a failed sweep too: its solved steps are kept
         run_id = store.save_run(run)
     if run.status == "failed":

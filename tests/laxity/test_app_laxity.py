@@ -266,3 +266,25 @@ def test_free_bones_hold_the_experiment_flexion(project):
     level = run_laxity(project.with_rows("experiments", (replace(exp, flexion_deg=0.0),)))
     assert level.summary["flexion_deg_unloaded"] == pytest.approx(0.0, abs=1e-12)
     assert abs(run.summary["laxity"] - level.summary["laxity"]) > 1e-3  # the pose really changed
+
+
+def test_a_wall_time_limit_stops_the_sweep_and_keeps_its_steps(project, monkeypatch, tmp_path):
+    """run_laxity(max_wall_s=...) (CLI: laxity/run --max-wall-s): the sweep stops between steps once
+    the time is up, as "stopped", with the solved steps; the clock here is a counter (one second per
+    look), so the test needs no real time."""
+    import itertools
+
+    import jointmodeller.app.laxity as lax
+
+    ticks = itertools.count()
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return float(next(ticks))
+
+    monkeypatch.setattr(lax, "time", Clock)
+    run = run_laxity(project, max_wall_s=3.5)  # deadline at 0 + 3.5; polled before each step: 1, 2, 3, 4
+    assert run.status == "stopped"
+    assert run.message == "stopped at the wall-time limit of 3.5 s with 3 step(s) solved"
+    np.testing.assert_allclose(run.series["load"], [0.0, 5.0, 10.0])

@@ -164,3 +164,18 @@ def test_new_experiment_fields_are_table_columns(project):
     assert doc.problems() == []
     doc.set_cell("experiments", 0, "flexion_sign", "2")
     assert [p.field for p in doc.problems()] == ["flexion_sign"]
+
+
+def test_laxity_wall_time_limit_from_the_cli(tmp_path, project, capsys):
+    """`laxity --max-wall-s` and `run --study laxity --max-wall-s`: a sweep that runs out of time is stored
+    as stopped (with whatever steps it solved) and reported; a limit that is no positive number is one line."""
+    path = tmp_path / "joint.jmdb"
+    save_project(path, project)
+    assert main(["laxity", str(path), "--out", str(tmp_path / "o"), "--max-wall-s", "0"]) == 2
+    assert "--max-wall-s 0: must be a positive number of seconds" in one_line_error(capsys)
+    assert main(["laxity", str(path), "--out", str(tmp_path / "o"), "--max-wall-s", "1e-9"]) == 0
+    assert "stopped at the wall-time limit of 1e-09 s" in capsys.readouterr().out.splitlines()[0]
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["status"] == "stopped"
+    assert main(["run", str(path), "--study", "laxity", "--max-wall-s", "1e-9"]) == 1
+    with ProjectStore(path) as store:
+        assert [r.status for r in store.list_runs()] == ["stopped", "stopped"]
