@@ -305,7 +305,7 @@ class JointScene:
         """What the colour legend says while tissues are coloured by tension (None: no legend)."""
         if self._tissue_force is None or self.tissue_poly is None:
             return None
-        return f"tissue tension: spring colour at 0 N → red at {self.force_scale_N:.4g} N or more"
+        return f"tissue tension: spring colour at 0 N, red at {self.force_scale_N:.4g} N or more"
 
     def _update_legend(self) -> None:
         """A one-line legend of the tension colours in a corner of the view; rewritten only when its

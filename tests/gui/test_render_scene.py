@@ -195,7 +195,7 @@ def test_tension_colours_have_a_legend_while_forces_are_shown(scene, small_proje
     assert scene.legend_text() is None and (scene.legend_actor is None or not scene.legend_actor.GetVisibility())
     scene.force_scale_N = 80.0
     scene.set_frame(SceneFrame(tissue_force_N=np.array([20.0])), render=False)
-    assert scene.legend_text() == "tissue tension: spring colour at 0 N → red at 80 N or more"
+    assert scene.legend_text() == "tissue tension: spring colour at 0 N, red at 80 N or more"
     assert scene.legend_actor.GetVisibility() and "80 N" in scene.legend_actor.GetText(0)
     scene.set_frame(SceneFrame(), render=False)  # back to the project's pose: spring colours, no legend
     assert scene.legend_text() is None and not scene.legend_actor.GetVisibility()
