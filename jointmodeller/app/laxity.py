@@ -469,6 +469,9 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
             return timed_out[0]
     try:
         if needs_tree(project):
+            flex = flexion_coordinate(project, experiment)  # named in a stopped or failed run too
+            extra = {"system": "tree", "flexion_coordinate": flex,
+                     "flexion_coordinate_deg": experiment.flexion_sign * experiment.flexion_deg}
             result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel)
         else:
             result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)

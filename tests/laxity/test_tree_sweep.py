@@ -184,3 +184,13 @@ def test_preload_tone_load_point_and_one_sided_sweep_agree_on_both_engines():
     # point, the joint centre, does not apply; flexion is held, so only its small share about e2, e3 shows)
     at_origin = run_laxity(base.with_rows("experiments", (replace(exp, load_point_L=None),)))
     assert np.abs(free.series["jcs"][-1, 1:3] - at_origin.series["jcs"][-1, 1:3]).max() > 1e-4
+
+
+def test_a_stopped_tree_sweep_names_the_held_coordinate():
+    """A tree sweep stopped at once (or failed) still says which coordinate it held, at which value."""
+    project = knee_like(gs_custom_joint(), "anterior_posterior")
+    project = project.with_rows("experiments", (replace(project.experiments[0], flexion_deg=10.0),))
+    run = run_laxity(project, cancel=lambda: True)
+    assert run.status == "stopped"
+    assert run.parameters["system"] == "tree" and run.parameters["flexion_coordinate"] == "flex"
+    assert run.parameters["flexion_coordinate_deg"] == 10.0
