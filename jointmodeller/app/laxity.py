@@ -425,7 +425,8 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     protocol = protocol_for(experiment, joint, names.index(experiment.fixed_body), load.body, frames, seq)
     result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
                             progress=progress, cancel=cancel,
-                            equilibrium=equilibrium_solver(mp, max_iterations=60, cancel=cancel))
+                            equilibrium=equilibrium_solver(mp, max_iterations=60, cancel=cancel,
+                                                               settle=False))
     return result, {"system": "tree", "flexion_coordinate": flex,
                     "flexion_coordinate_deg": math.degrees(held_rad)}
 

@@ -318,12 +318,19 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r)
 
 
+SETTLE_SPAN_S = 0.5
+"""First span of damped dynamics [s] when tree Newton fails far from equilibrium (then ×4, ×16)."""
+
+
 def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progress=None, cancel=None,
-                       max_wall_s: float | None = None) -> Callable:
+                       max_wall_s: float | None = None, settle: bool = True) -> Callable:
     """solve(state, force_tol, moment_tol) -> TreeEquilibriumResult for this tree: Newton in tree
     coordinates, on frozen contact sets regenerated between solves when the project has contact
-    (:func:`contact_equilibrium`). The one choice every tree study (equilibrium, laxity) makes."""
-    from jointmodeller.core.studies.tree_equilibrium import solve_tree_equilibrium
+    (:func:`contact_equilibrium`); without contact, a Newton that fails is restarted from the pose
+    damped dynamics settle to (kinetic damping, spans SETTLE_SPAN_S ×1, ×4, ×16), as the free-body
+    solver does (``settle=False``: not — a laxity sweep bisects its load steps instead). The one
+    choice every tree study (equilibrium, laxity) makes."""
+    from jointmodeller.core.studies.tree_equilibrium import settle_tree, solve_tree_equilibrium
 
     system = mp.model.system
     has_contact = any(hasattr(e, "frozen") for e in mp.bridge.elements)
@@ -333,9 +340,30 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
             return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
                                        iterations_per_set=max_iterations, progress=progress, cancel=cancel,
                                        max_wall_s=max_wall_s)
-        return solve_tree_equilibrium(system, state, length_scale=mp.built.system.length_scale, t=float(state.t),
-                                      force_tol=force_tol, moment_tol=moment_tol, max_iterations=max_iterations,
-                                      progress=progress, cancel=cancel, max_wall_s=max_wall_s)
+        started = time.perf_counter()
+
+        def newton(st, budget):
+            left = None if max_wall_s is None else max(max_wall_s - (time.perf_counter() - started), 0.0)
+            return solve_tree_equilibrium(system, st, length_scale=mp.built.system.length_scale, t=float(state.t),
+                                          force_tol=force_tol, moment_tol=moment_tol, max_iterations=budget,
+                                          progress=progress, cancel=cancel, max_wall_s=left)
+
+        res = newton(state, max_iterations)
+        span = SETTLE_SPAN_S
+        for _ in range(3 if settle else 0):  # far from equilibrium: damped dynamics, then Newton (spans ×4)
+            if res.converged or res.message.startswith("stopped"):
+                break
+            if max_wall_s is not None and time.perf_counter() - started > max_wall_s:
+                break
+            settled = settle_tree(system, State(float(state.t), res.state.q, np.zeros(system.nu)), span_s=span,
+                                  cancel=cancel)
+            again = newton(settled, max(max_iterations // 2, 10))
+            if again.converged or again.residual_force_N + again.residual_moment_Nm / mp.built.system.length_scale < \
+                    res.residual_force_N + res.residual_moment_Nm / mp.built.system.length_scale:
+                again.message = again.message + " (after damped dynamics)" if again.converged else again.message
+                res = again
+            span *= 4.0
+        return res
 
     return solve
 

@@ -346,3 +346,39 @@ def tree_linear_model(system, state: State, *, length_scale: float, step: float 
     else:
         freq = np.zeros(0)
     return TreeLinearModel(N, K, M, freq)
+
+
+def settle_tree(system, state: State, *, span_s: float, accuracy: float = 1e-6, max_steps: int = 20_000,
+                cancel: Callable[[], bool] | None = None) -> State:
+    """Damped dynamics by kinetic damping (dynamic relaxation), as the free-body solver's fallback
+    does it: integrate the undamped motion from rest and stop every body whenever the kinetic energy
+    passes a peak (each mode loses its energy at its own pace, soft and stiff alike), for ``span_s``
+    simulated seconds or ``max_steps`` integrator steps. Returns the state reached, at rest — a
+    start from which Newton converges where it failed far from equilibrium (a bone released a
+    ligament's length away from hanging)."""
+    from jointmodeller.core.multibody.integrate import simulate
+
+    st = State(float(state.t), np.array(state.q, float), np.zeros(system.nu))
+    t_end = st.t + float(span_s)
+    chunk = min(0.01, float(span_s))
+    steps = 0
+    while st.t < t_end and steps < max_steps and not (cancel is not None and cancel()):
+        traj = simulate(system, st, min(st.t + chunk, t_end), accuracy=accuracy, max_steps=2000)
+        steps += traj.n_steps
+        k = len(traj.t)
+        ok = np.isfinite(traj.q).all(axis=1) & np.isfinite(traj.u).all(axis=1)
+        if k == 0 or not ok[0]:
+            break
+        ke = np.array([system.kinetic_energy(State(traj.t[i], traj.q[i], traj.u[i])) if ok[i] else np.inf
+                       for i in range(k)])
+        past = np.flatnonzero((ke[1:] < ke[:-1]) | ~ok[1:])
+        if past.size:  # the peak: stop everything there and start again from rest
+            i = int(past[0])
+            st = State(float(traj.t[i]), traj.q[i].copy(), np.zeros(system.nu))
+            chunk = max(2.0 * (traj.t[i] - traj.t[0]), 1e-4)
+        else:
+            st = State(float(traj.t[-1]), traj.q[-1].copy(), traj.u[-1].copy())
+            chunk = min(2.0 * chunk, float(span_s))
+        if traj.status != "completed" and not past.size:
+            break
+    return State(st.t, st.q, np.zeros(system.nu))
