@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jointmodeller.core.spatial_math import axis_angle_matrix
+from jointmodeller.core.spatial_math import axis_angle_matrix, cross
 from jointmodeller.core.tolerances import tol
 
 INSIDE, NO_WRAP, WRAPPED, MANDATORY = -1, 0, 1, 2
@@ -100,7 +100,7 @@ def _intersect_lines(p1, p2, p3, p4):
     v2 = p4 - p3
     m2 = np.linalg.norm(v2)
     v2 = v2 / m2 if m2 > 0 else v2
-    cr = np.cross(v1, v2)
+    cr = cross(v1, v2)
     den = float(cr @ cr)
     if abs(den) <= ROUNDOFF:
         return None
@@ -161,7 +161,7 @@ def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
         d = R * sin_t
         pp = pa + d * vv
         h = np.sqrt(max(r2sq - d * d, 0.0))
-        uu = np.cross(_DN, vv)
+        uu = cross(_DN, vv)
         return pp + h * uu, pp - h * uu, dist_p
 
     r1a, r1b, d1 = candidates(p1, p11)
@@ -212,15 +212,15 @@ def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
     t = d1 / (d1 + d2)
     mpt = p1 + t * (p2 - p1)
     axispt = np.array([0.0, 0.0, mpt[2]])
-    pn = _unit(np.cross(_unit(p1 - axispt), _unit(p2 - axispt)))
-    vert1 = _unit(np.cross(_DN, pn))
-    vert2 = _unit(np.cross(pn, _DN))
+    pn = _unit(cross(_unit(p1 - axispt), _unit(p2 - axispt)))
+    vert1 = _unit(cross(_DN, pn))
+    vert2 = _unit(cross(pn, _DN))
     apex1 = axispt + R * vert1
     apex2 = axispt + R * vert2
     near1 = np.sum((mpt - apex1) ** 2) < np.sum((mpt - apex2) ** 2)
     apex = (apex2 if near1 else apex1) if far_side else (apex1 if near1 else apex2)
     # slide r1/r2 along the axis onto the plane through p1, p2 and the apex
-    pn = _unit(np.cross(_unit(p1 - apex), _unit(p2 - apex)))
+    pn = _unit(cross(_unit(p1 - apex), _unit(p2 - apex)))
     dpl = -float(p1 @ pn)
     r1p = _segment_plane(r1 - 10.0 * _DN, r1 + 10.0 * _DN, pn, dpl)
     r2p = _segment_plane(r2 - 10.0 * _DN, r2 + 10.0 * _DN, pn, dpl)
@@ -272,7 +272,7 @@ def _spiral_path(p1, p2, r1, r2, R, far_side, single):
         if far_side:
             theta = 2.0 * np.pi - theta
         arc = float(np.hypot(R * theta, np.linalg.norm(axial_vec)))
-        ax = _unit(np.cross(uu, vv))
+        ax = _unit(cross(uu, vv))
         if single:
             pts = np.array([_spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R) for t in (0.0, 1.0)])
             return r1, r2, arc, pts
@@ -387,8 +387,8 @@ def _plane_tangent_point(p, c1, p_other, a, vs, vs4, same_side_as):
     """Point r on the curve (ellipsoid ∩ plane vs·x + vs4 = 0) whose tangent line passes through
     p, on the same side of the line p–p_other as ``same_side_as`` (a point of the plane)."""
     # parametrise the planar ellipse: centre and two conjugate directions in the plane
-    e1 = _unit(np.cross(vs, [1.0, 0.0, 0.0]) if abs(vs[0]) < 0.9 else np.cross(vs, [0.0, 1.0, 0.0]))
-    e2 = np.cross(vs, e1)
+    e1 = _unit(cross(vs, [1.0, 0.0, 0.0]) if abs(vs[0]) < 0.9 else cross(vs, [0.0, 1.0, 0.0]))
+    e2 = cross(vs, e1)
     x0 = -vs4 * vs  # a point of the plane
     # quadratic form of the ellipsoid restricted to the plane: x = x0 + s e1 + t e2
     D = np.diag(1.0 / a ** 2)
@@ -412,9 +412,9 @@ def _plane_tangent_point(p, c1, p_other, a, vs, vs4, same_side_as):
     perp = np.array([-q[1], q[0]]) * np.sqrt(qq - 1.0) / qq
     cands = [centre + M @ (base + perp), centre + M @ (base - perp)]
     line = p_other - p
-    side = np.sign(np.cross(line, same_side_as - p) @ vs)
+    side = np.sign(cross(line, same_side_as - p) @ vs)
     for r in cands:
-        if np.sign(np.cross(line, r - p) @ vs) == side:
+        if np.sign(cross(line, r - p) @ vs) == side:
             return r
     return cands[0]
 
@@ -499,7 +499,7 @@ def wrap_ellipsoid(p1, p2, radii, quadrant: str = "all") -> WrapResult:
             bis = 0.5 * (orig[axis] + c1[axis])
             c1[axis] = c1[axis] + fan_weight * (bis - c1[axis])
             c1 = _closest_ellipsoid(a, c1)[0]
-    vs = _unit(np.cross(p1p2, p1 - c1))
+    vs = _unit(cross(p1p2, p1 - c1))
     vs4 = -float(vs @ c1)
     t1 = p1 if abs(p1e) < 1e-4 else _plane_tangent_point(p1, c1, p2, a, vs, vs4, c1)
     t2 = p2 if abs(p2e) < 1e-4 else _plane_tangent_point(p2, c1, p1, a, vs, vs4, c1)
@@ -527,8 +527,8 @@ def _ellipsoid_arc(r1, r2, a, vs, vs4, factor, far_side):
     ar2 = _unit(r2 - a0)
     phi0 = _acos(ar1 @ ar2)
     dphi = -(2 * np.pi - phi0) / n if far_side else phi0 / n
-    vsz = _unit(np.cross(ar1, ar2))
-    vsy = np.cross(vsz, ar1)
+    vsz = _unit(cross(ar1, ar2))
+    vsy = cross(vsz, ar1)
     phi = np.arange(1, n) * dphi
     dirs = np.cos(phi)[:, None] * ar1[None, :] + np.sin(phi)[:, None] * vsy[None, :]
     f1 = dirs / a
@@ -557,7 +557,7 @@ def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
     tmin = float(np.clip(-(p1 @ d) / (d @ d), 0.0, 1.0))
     closest = p1 + tmin * d
     crosses = closest @ closest < R * R and 0.0 < tmin < 1.0
-    n = np.cross(p1, p2)
+    n = cross(p1, p2)
     if np.linalg.norm(n) < tol.zero:
         return WrapResult(NO_WRAP)
     n = _unit(n)
@@ -592,8 +592,8 @@ def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
     if far:
         ang = 2 * np.pi - ang
     k = max(int(R * ang / CYLINDER_SEGMENT_M), 1)
-    rot_axis = _unit(np.cross(u1, u2)) if not far else -_unit(np.cross(u1, u2))
-    if np.linalg.norm(np.cross(u1, u2)) < tol.zero:
+    rot_axis = _unit(cross(u1, u2)) if not far else -_unit(cross(u1, u2))
+    if np.linalg.norm(cross(u1, u2)) < tol.zero:
         rot_axis = n
     pts = np.array([R * (axis_angle_matrix(rot_axis, ang * s) @ u1) for s in np.linspace(0, 1, k + 1)])
     return WrapResult(status, t1, t2, float(R * ang), pts)
