@@ -208,7 +208,12 @@ def build_mechanical_system(
         except (KeyError, ValueError) as exc:
             bad = next((r["name"] for r in rows if r["routed"]), None)
             raise ValidationError(Problem("attachments", bad, "via_points", str(exc).strip("'\""))) from None
-        parts.append((routed_rows, AnalyticPathProvider(specs)))
+        link = None
+        if coordinate_index is not None and any(sp.moving for sp in specs.values()):
+            from jointmodeller.core.studies.muscle_paths import build_multibody, moving_point_link
+
+            link = moving_point_link(project, build_multibody(project), index)  # moving points' own share
+        parts.append((routed_rows, AnalyticPathProvider(specs, link)))
     mesh_rows = np.array([i for i, r in enumerate(rows) if r["mesh_wrapped"]], np.int64)
     if mesh_rows.size:
         from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle

@@ -170,3 +170,48 @@ def test_knee_extensors_through_the_cli(shared_models, tmp_path, model):
             gp = m.getMuscles().get(name).getGeometryPath()
             assert got[name][i][0] == pytest.approx(gp.getLength(s), abs=1e-5), (name, deg)
             assert got[name][i][1] == pytest.approx(gp.computeMomentArm(s, c), abs=5e-5), (name, deg)
+
+
+def test_provider_gives_the_points_own_motion_its_force(gait2392):
+    """In the tree studies the moving points' own motion acts through a force pair on the knee's
+    bodies: the pushes' power is −(length rate), and the length rate is dL/dt along a motion that
+    bends the knee — so the tension's generalized force about the knee is the moment arm."""
+    from jointmodeller.core.studies.muscle_paths import moving_point_link
+    from tests.osim.test_mjm_path_provider import free_body_view
+
+    _, project, _ = gait2392
+    mb = build_multibody(project)
+    q = mb.q0.copy()
+    q[mb.qindex["knee_angle_r"]] = np.radians(-70.0)
+    u = np.zeros(mb.system.nu)
+    u[mb.uindex["knee_angle_r"]] = 1.1
+    u[mb.uindex["hip_flexion_r"]] = -0.3
+    names = [a.name for a in project.attachments]
+    rows = np.array([names.index(x) for x in EXTENSORS])
+
+    def view(qq):
+        bk, index, R_BL, com_L = free_body_view(mb, qq, u)
+        return BodyKinematics(bk.p_G, bk.R_GB, bk.v_G, bk.w_G, qq), index, R_BL, com_L
+
+    bk, index, R_BL, com_L = view(q)
+    specs = mjm_path_specs(project, names, index, R_BL, com_L, coordinate_index=mb.qindex)
+    provider = AnalyticPathProvider({r: specs[r] for r in rows}, moving_point_link(project, mb, index))
+    out = provider.wrapped_paths(0.0, bk, rows)
+    geo = out.geometry
+    body_a = np.array([index[project.attachments[r].body_a] for r in rows])
+    body_b = np.array([index[project.attachments[r].body_b] for r in rows])
+
+    def vel(bodies, x):
+        return bk.v_G[bodies] + np.cross(bk.w_G[bodies], x - bk.p_G[bodies])
+
+    power = np.einsum("mi,mi->m", geo.dir_a_G, vel(body_a, geo.point_a_G))
+    power += np.einsum("mi,mi->m", geo.dir_b_G, vel(body_b, geo.point_b_G))
+    np.add.at(power, out.extra_tissue, np.einsum("mi,mi->m", out.extra_dir_G, vel(out.extra_body, out.extra_point_G)))
+    assert power == pytest.approx(-geo.length_rate, abs=1e-9)
+    h = 1e-6  # central difference: error h²·|L'''| ≪ 1e-8 m/s; the joint velocities' own step 1e-6 likewise
+    lp = provider.wrapped_paths(0.0, view(q + h * u)[0], rows).geometry.length
+    lm = provider.wrapped_paths(0.0, view(q - h * u)[0], rows).geometry.length
+    assert geo.length_rate == pytest.approx((lp - lm) / (2 * h), abs=1e-7)
+    # without the link the rate misses the points' own motion (what the pair adds)
+    plain = AnalyticPathProvider({r: specs[r] for r in rows}).wrapped_paths(0.0, bk, rows).geometry
+    assert np.abs(plain.length_rate - geo.length_rate).max() > 1e-3

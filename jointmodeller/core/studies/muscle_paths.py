@@ -381,10 +381,11 @@ def generalized_forces(model: MultibodyModel, state: PathState, kin, q: np.ndarr
     return tau
 
 
-def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu: int) -> np.ndarray:
-    """Generalized forces (nu,) of unit tension from the moving points' motion relative to their
-    bodies (−∂L/∂q_k of that motion; needs MovingPoint.uidx)."""
-    tau = np.zeros(nu)
+def moving_point_shares(path: PathSpec, state: PathState, R_GB, q: np.ndarray) -> list[tuple[int, int, float]]:
+    """(point index in state.points, q index, −∂L/∂q share) of each moving point's own motion on its
+    body: the unit-tension force on the point, F = e_i − e_{i−1} over its straight neighbours (any
+    bodies), times R_GB ∂r_B/∂q of each component's coordinate."""
+    out = []
     pts = state.points
     at = {p.index: k for k, p in enumerate(pts) if p.index >= 0}
     for mp in path.moving:
@@ -392,7 +393,7 @@ def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu
         if k is None:  # an inactive point (conditional): no share
             continue
         F = np.zeros(3)
-        for j, sign in ((k - 1, -1.0), (k + 1, 1.0)):
+        for j in (k - 1, k + 1):
             if 0 <= j < len(pts):
                 a, b = (pts[j], pts[k]) if j < k else (pts[k], pts[j])
                 if a.wrap >= 0 and a.wrap == b.wrap:
@@ -402,11 +403,20 @@ def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu
                 if n > 0:
                     F += d / n
         body = pts[k].body
-        R = kin.R_GB[body] if body >= 0 else np.eye(3)
+        R = R_GB[body] if body >= 0 else np.eye(3)
         g = (R @ mp.dr_B(q)).T @ F  # (3,): component a's share, about coordinate qidx[a]
-        for a in range(3):
-            if mp.qidx[a] >= 0 and mp.uidx[a] >= 0:
-                tau[mp.uidx[a]] += g[a]
+        out += [(k, mp.qidx[a], float(g[a])) for a in range(3) if mp.qidx[a] >= 0]
+    return out
+
+
+def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu: int) -> np.ndarray:
+    """Generalized forces (nu,) of unit tension from the moving points' motion relative to their
+    bodies (−∂L/∂q_k of that motion; needs MovingPoint.uidx)."""
+    tau = np.zeros(nu)
+    uidx = {qi: ui for mp in path.moving for qi, ui in zip(mp.qidx, mp.uidx) if qi >= 0 and ui >= 0}
+    for _, qi, g in moving_point_shares(path, state, kin.R_GB, q):
+        if qi in uidx:
+            tau[uidx[qi]] += g
     return tau
 
 
@@ -541,6 +551,61 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
     return out
 
 
+@dataclass
+class MovingPointLink:
+    """What the path provider needs to give a moving point's own motion its generalized force in the
+    tree studies: the tree (its poses at q) and, for each coordinate (q index), its joint's child and
+    parent body (tree indices; parent -1 = ground), their indices in the provider's bodies (-1: not
+    there, e.g. ground) and the q indices of that joint."""
+
+    model: MultibodyModel
+    joint: dict[int, tuple[int, int, int, int, tuple[int, ...]]]
+
+
+def moving_point_link(project: Project, model: MultibodyModel, body_index: dict[str, int]) -> MovingPointLink:
+    """MovingPointLink of a project's joints; body_index: mass name -> the provider's body index."""
+    joint = {}
+    for m in project.masses:
+        if m.joint is None:
+            continue
+        qs = tuple(model.qindex[c] for c in m.joint.coordinates if c in model.qindex)
+        for qi in qs:
+            joint[qi] = (model.body[m.name], model.body.get(m.joint.parent, -1), body_index.get(m.name, -1),
+                         body_index.get(m.joint.parent, -1), qs)
+    return MovingPointLink(model, joint)
+
+
+LINK_STEP = 1e-6
+"""Step [rad or m] of the central difference for a joint's relative point velocity (error ~h²)."""
+
+
+def _joint_point_velocities(link: MovingPointLink, q: np.ndarray, x_G: np.ndarray, child: int, parent: int,
+                            qs: tuple[int, ...]) -> np.ndarray:
+    """(len(qs), 3) in G: velocity of the point of ``child`` at x_G relative to ``parent`` per unit
+    rate of each of the joint's coordinates (central differences of the tree's kinematics)."""
+    system = link.model.system
+
+    def pose(kin, b):
+        return (np.eye(3), np.zeros(3)) if b < 0 else (kin.R_GB[b], kin.p_GB[b])
+
+    k0 = system.kinematics(q)
+    RC, pC = pose(k0, child)
+    RP, _ = pose(k0, parent)
+    rC = RC.T @ (x_G - pC)
+    V = np.zeros((len(qs), 3))
+    for i, qi in enumerate(qs):
+        rel = []
+        for sgn in (1.0, -1.0):
+            qq = np.array(q, float)
+            qq[qi] += sgn * LINK_STEP
+            kk = system.kinematics(qq)
+            Rc, pc = pose(kk, child)
+            Rp, pp = pose(kk, parent)
+            rel.append(Rp.T @ (pc + Rc @ rC - pp))
+        V[i] = RP @ (rel[0] - rel[1]) / (2 * LINK_STEP)
+    return V
+
+
 class AnalyticPathProvider:
     """Geometry of tissues routed through via points and over analytic wrap objects (OpenSim's
     path rules) for the MJM backend: implements core.mechanics.tissues.PathProvider.
@@ -550,8 +615,9 @@ class AnalyticPathProvider:
     Σ e·(v_next − v_prev) over the straight stretches (wrap points moving with their obstacle).
     """
 
-    def __init__(self, paths: dict[int, PathSpec]):
+    def __init__(self, paths: dict[int, PathSpec], link: MovingPointLink | None = None):
         self.paths = dict(paths)
+        self.link = link
 
     def wrapped_paths(self, t: float, kin, index: np.ndarray):
         from jointmodeller.core.mechanics.tissues import TissueGeometry, WrappedPath
@@ -588,6 +654,29 @@ class AnalyticPathProvider:
                 xt.append(j)
                 xp.append(st.x_G[s])
                 xd.append(np.asarray(push, float) * np.ones(3))
+            spec = self.paths[int(row)]
+            if spec.moving and self.link is not None:
+                # a moving point's own motion: its share g of −∂L/∂q_k as a force pair at the point on the
+                # joint's child and parent (f on the child, −f on the parent: only that joint's
+                # coordinates feel it, V f = g e_k), and its part of the length rate
+                for k, qi, g in moving_point_shares(spec, st, kin.R_GB, q):
+                    if qi not in self.link.joint:
+                        continue
+                    ct, pt, cm, pm, qs = self.link.joint[qi]
+                    x = st.x_G[k]
+                    V = _joint_point_velocities(self.link, q, x, ct, pt, qs)
+                    rhs = np.zeros(len(qs))
+                    rhs[qs.index(qi)] = g
+                    f = np.linalg.lstsq(V, rhs, rcond=None)[0]
+                    for b, sign in ((cm, 1.0), (pm, -1.0)):
+                        if b < 0:
+                            continue
+                        xb.append(b)
+                        xt.append(j)
+                        xp.append(x)
+                        xd.append(sign * f)
+                        v = kin.v_G[b] + np.cross(kin.w_G[b], x - kin.p_G[b])
+                        rate[j] -= sign * (f @ v)
         geo = TissueGeometry(length, rate, pa, pb, da, db)
         if not xb:
             return WrappedPath(index, geo)
