@@ -398,6 +398,8 @@ def cmd_muscle_paths(args: argparse.Namespace) -> int:
     run = muscle_paths_command(args.project, args.coordinate, args.out, start=args.start, stop=args.stop,
                                step=args.step, path_mode=args.path_mode)
     _print_run(run, run.id)
+    if run.status != "completed":
+        return 1
     print(f"CSV and plot written to {args.out}")
     return 0
 

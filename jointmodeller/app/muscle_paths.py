@@ -47,6 +47,8 @@ def list_coordinates(project: Project) -> list[tuple[str, str]]:
     return out
 
 
+MAX_SAMPLES = 100_000
+"""Most coordinate values one muscle-paths command sweeps (a typo'd step must not run for days)."""
 PATH_MODES = ("opensim", "exact")
 """How paths over several wrap objects are computed: "opensim" (the default) as OpenSim 4 does —
 each wrap point's first position at a pose is kept through its wrap iteration, so its numbers are
@@ -165,16 +167,33 @@ def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str
                          start: float = 0.0, stop: float = 130.0, step: float = 5.0,
                          store_run: bool = True, path_mode: str = "opensim") -> RunRecord:
     """Run the study on a project file, store the run in it, write CSV and PNG into ``out_dir``.
-    path_mode: "opensim" (default) or "exact" (see PATH_MODES)."""
+    path_mode: "opensim" (default) or "exact" (see PATH_MODES). Bad input — ``out_dir`` an existing
+    file, a coordinate the project does not have, an unknown path mode — is a JointModellerError
+    before anything is computed or stored."""
+    from jointmodeller.model.errors import JointModellerError
     from jointmodeller.persistence.store import ProjectStore
 
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise JointModellerError(f"{out}: exists and is not a folder (--out names the folder for the CSV and plot)")
+    if path_mode not in PATH_MODES:
+        raise JointModellerError(f"path mode must be one of {', '.join(PATH_MODES)}, got {path_mode!r}")
+    if not (np.isfinite([start, stop, step]).all() and step > 0 and stop >= start):
+        raise JointModellerError(f"the range needs finite numbers, step > 0 and stop ≥ start (got start {start:g}, "
+                                 f"stop {stop:g}, step {step:g})")
+    if (stop - start) / step > MAX_SAMPLES:
+        raise JointModellerError(f"{(stop - start) / step + 1:.0f} samples is more than {MAX_SAMPLES}; take a larger step")
     with ProjectStore(project_path) as store:
         project = store.load_project()
+        names = [c for m in project.masses if m.joint is not None for c in m.joint.coordinates]
+        if coordinate not in names:
+            shown = ", ".join(names[:15]) + (", …" if len(names) > 15 else "")
+            raise JointModellerError(f"{project_path}: no coordinate named {coordinate!r}"
+                                     + (f" (the joints' coordinates: {shown})" if names else " (the project has no joints)"))
         run = muscle_paths_run(project, coordinate, start, stop, step, path_mode=path_mode)
         if store_run:
             run.id = store.save_run(run)
     if run.status == "completed":
-        out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         write_muscle_paths_csv(run, out / f"muscle_paths_{coordinate}.csv")
         plot_muscle_paths(run, out / f"muscle_paths_{coordinate}.png")

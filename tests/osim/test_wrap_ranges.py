@@ -202,3 +202,30 @@ def test_path_mode_cli_option(shared_models, tmp_path):
     help_text = subprocess.run([sys.executable, "-m", "jointmodeller", "muscle-paths", "-h"], capture_output=True,
                                text=True).stdout
     assert "--path-mode" in help_text and "exact" in help_text
+
+
+def test_muscle_paths_bad_input_is_one_line(shared_models, tmp_path):
+    """Bad arguments to `muscle-paths`: one line on stderr, exit 2, no run stored, nothing written."""
+    from jointmodeller.persistence import ProjectStore
+
+    path = shared_models / "arm26" / "arm26.osim"
+    if not path.is_file():
+        pytest.skip("arm26.osim is absent")
+    jm = tmp_path / "arm.jmdb"
+    _cli("import-osim", str(path), str(jm))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [(["nope", "--out", str(tmp_path / "o")], "no coordinate named 'nope'"),
+             (["r_elbow_flex", "--out", str(afile)], "is not a folder"),
+             (["r_elbow_flex", "--start", "10", "--stop", "0", "--out", str(tmp_path / "o")], "step > 0 and stop"),
+             (["r_elbow_flex", "--step", "0", "--out", str(tmp_path / "o")], "step > 0 and stop"),
+             (["r_elbow_flex", "--start", "0", "--stop", "1e9", "--step", "1e-3", "--out", str(tmp_path / "o")],
+              "more than")]
+    for args, words in cases:
+        proc = subprocess.run([sys.executable, "-m", "jointmodeller", "muscle-paths", str(jm), *args],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and words in proc.stderr, proc.stderr
+    with ProjectStore(jm) as store:
+        assert store.list_runs() == []
+    assert not (tmp_path / "o").exists() and afile.read_text() == "x"
