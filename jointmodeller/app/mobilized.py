@@ -293,7 +293,7 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
                                      force_tol=force_tol, moment_tol=moment_tol, max_iterations=iterations_per_set,
                                      forces=forces_with(mp, others + frozen), move_limit=limit,
                                      moved=frozen_set_motion(frozen, lambda x: mech_kinematics_at(mp, x)),
-                                     cancel=cancel)
+                                     broyden=True, cancel=cancel)
         q = sub.state.q
         its, evals = its + sub.iterations, evals + sub.evaluations
         r = unbalanced_forces(system, t, q, true_forces(t, q))
