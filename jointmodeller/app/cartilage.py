@@ -26,7 +26,7 @@ DEFAULT_MAX_DISTANCE_M = 0.025
 """How far in front of a bone face the other bone may lie for the face to count as articular: a
 knee's opposing bone surfaces are 2-8 mm apart over the condyles; 25 mm takes in their rims, so the
 settled joint's contact stays off the layer's edge (with 15 mm the lenhart2015 knee's tibial
-contact reached the rim of the femoral layer and its equilibrium did not settle)."""
+contact reached the rim of the femoral layer and its equilibrium took 10x longer: docs/cartilage.md)."""
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,8 @@ def knee_runs(shared_models, shared_meshes, tmp_path_factory):
             failed = store.load_run(store.list_runs()[-1].id)
         assert failed.status == "failed" and "'pelvis' can translate freely" in failed.message
         assert main(["coordinates", db, "--lock-all", "--free", ",".join(KNEE_FREE), "--set", "knee_flex_r=25"]) == 0
-        # ligaments only: the imported cartilage contact on the bare femur (its cartilage file is
-        # missing) does not settle yet (issue 15 item 5); on grown femoral cartilage it does:
-        # test_knee_contact_equilibrium.py
+        # ligaments only (the imported cartilage contact, on the bare femur whose cartilage file is
+        # missing or on a grown femoral layer: test_knee_contact_equilibrium.py)
         for pair in ("tf_contact", "pf_contact"):
             assert main(["contact", "remove", db, pair]) == 0
         assert main(["run", db, "--study", "equilibrium"]) == 0

@@ -37,7 +37,7 @@ __all__ = ["facing_region", "grow_layer", "make_cartilage", "layer_report", "Lay
 #: a face belongs to the articular region when the other surface's closest point lies within this
 #: angle of its outward normal (75°: the layer reaches round the condyles far enough that the other
 #: bed's contact points stay off its rim; at 60° the lenhart2015 knee at 25° flexion found ~500 N of
-#: its tibiofemoral contact on the rim of the femoral patch and its equilibrium did not settle)
+#: its tibiofemoral contact on the rim of the femoral patch, and its equilibrium took 10x longer)
 DEFAULT_MAX_ANGLE_DEG = 75.0
 #: connected pieces of the region smaller than this fraction of its area are dropped (specks)
 MIN_PIECE_FRACTION = 0.02
