@@ -556,13 +556,21 @@ class _Reader:
             tree = mass_tree(masses)
         except ValueError as exc:
             raise OsimError(f"{self.path}: cannot assemble the joints into a tree: {exc}") from exc
-        kin = tree.system.kinematics(tree.q0)
+        with np.errstate(all="ignore"):  # overflowing frames are reported below, by body
+            kin = tree.system.kinematics(tree.q0)
         out = []
         for m in masses:
             i = tree.body[m.name]
             R, p = kin.R_GB[i], kin.p_GB[i]
+            try:
+                if not (np.all(np.isfinite(R)) and np.all(np.isfinite(p))):
+                    raise ValueError("not finite")
+                euler = _euler_deg(R)
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                raise OsimError(f"{self.path}: body {m.name!r} has no valid pose at the default coordinates "
+                                f"({exc}; a joint frame, offset or default value may overflow)") from None
             out.append(replace(m, position_G=tuple(float(v) for v in (p + R @ np.asarray(m.com_L, float))),
-                               euler_deg=_euler_deg(R)))
+                               euler_deg=euler))
         return out
 
     def geometry_entries(self, el: ET.Element, body: str) -> list[tuple[str, str, np.ndarray, _FrameDef]]:

@@ -1,4 +1,8 @@
 """Runs fuzz cases in a child process under a memory cap (RLIMIT_AS) and a per-case time cap.
+Each kind of file (projects, JSON, meshes, .osim, CSV) is read in a fresh child: a reader that ran
+out of its address space inside a native library (OpenBLAS under the cap) cannot leave state that
+turns another kind's case into a failure (an SVD that "did not converge" on a valid rotation in the
+.osim cases after the mesh bombs, seen once on a loaded machine).
 
 One child reads every case in turn (child.py); when it dies (a crash: signal, abort) or stops
 answering for longer than the time cap (a hang inside C code), the case it was on is recorded as

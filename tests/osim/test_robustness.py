@@ -393,3 +393,21 @@ def test_values_the_project_rejects_leave_the_component_out(tmp_path, old, new, 
     project, report = import_osim(path)  # still a valid project
     assert any(i.component == component and "invalid after import" in i.why for i in report.not_imported)
     assert component not in {a.name for a in project.attachments} | {w.name for w in project.wrap_objects}
+
+
+def test_a_pose_that_cannot_be_computed_is_one_line_naming_the_body(synthetic, monkeypatch):
+    """Found by the fuzz suite (osim_numbers_043/044 under load): a body whose default pose came out
+    non-finite reached scipy's SVD and ended in a LinAlgError traceback. Any such pose is now an
+    OsimError naming the body (here the kinematics is made to overflow)."""
+    from jointmodeller.core.multibody.system import MultibodySystem
+
+    real = MultibodySystem.kinematics
+
+    def overflowing(self, q, *args, **kwargs):
+        kin = real(self, q, *args, **kwargs)
+        kin.R_GB[0, 0, 0] = np.nan
+        return kin
+
+    monkeypatch.setattr(MultibodySystem, "kinematics", overflowing)
+    with pytest.raises(OsimError, match=r"body '\w+' has no valid pose at the default coordinates"):
+        load_osim(synthetic)
