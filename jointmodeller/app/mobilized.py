@@ -257,6 +257,11 @@ def forces_with(mp: MobilizedProject, elements) -> Callable[[float, np.ndarray],
     return Q
 
 
+STALL_SETS = 8
+"""Contact sets regenerated without lowering the best true residual before a contact equilibrium
+gives up as stalled (a laxity sweep then approaches the load in smaller steps)."""
+
+
 def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment_tol: float,
                         max_regenerations: int = 40, iterations_per_set: int = 60, progress=None, cancel=None,
                         max_wall_s: float | None = None):
@@ -308,6 +313,8 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         if sub.converged and keys == prev_keys:
             break  # the set holds but the true residual differs: nothing left to regenerate
         prev_keys = keys
+        if len(history) > STALL_SETS and min(history[-STALL_SETS:]) >= min(history[:-STALL_SETS]):
+            break  # STALL_SETS regenerations without a better residual: stalled (a sweep bisects instead)
     r = unbalanced_forces(system, t, q, true_forces(t, q))
     f, m = residual_norms(system, q, r)
     if ok:
