@@ -98,6 +98,22 @@ def _legend(ax, names: list, n: int) -> None:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
 
 
+def _curves(run: RunRecord, kind: str, key, scale: float) -> tuple[np.ndarray | None, np.ndarray, list[str]]:
+    """(x (k,) or None, y (k, c) in the plotted units, curve names) of a "time", "bars" (k = 1, the
+    one sample) or "sweep" panel: the one reading of a panel's series, for the figure and the CSV."""
+    s = run.series
+    if kind == "sweep":
+        xk, yk = key
+        x = np.asarray(s[xk], float).reshape(-1)
+        return x, np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale, run.labels.get(yk) or []
+    x = np.asarray(s["time"], float).reshape(-1) if kind == "time" else None
+    k = 1 if x is None else x.shape[0]
+    y = np.asarray(s[key], float)
+    if key in VECTOR_SERIES:
+        y = np.linalg.norm(y.reshape(k, -1, 3), axis=-1)
+    return x, y.reshape(k, -1) * scale, run.labels.get(key) or run.labels.get("tissue") or []
+
+
 class PlotPanel(QWidget):
     """Time series of the shown run with a cursor at the replayed time."""
 
@@ -393,11 +409,7 @@ class PlotPanel(QWidget):
         for k, (kind, key, label, scale) in enumerate(panels):
             ax = fig.add_subplot(len(panels), 1, k + 1)
             if kind == "time":
-                y = np.asarray(s[key], float)
-                if key in VECTOR_SERIES:
-                    y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)
-                y = y.reshape(t.shape[0], -1) * scale
-                names = run.labels.get(key) or run.labels.get("tissue") or []
+                _, y, names = _curves(run, kind, key, scale)
                 for j in range(y.shape[1]):
                     ax.plot(t, y[:, j], label=names[j] if j < len(names) else None)
                 ax.set_ylabel(label)
@@ -408,24 +420,18 @@ class PlotPanel(QWidget):
                 _legend(ax, names, y.shape[1])
                 cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
             elif kind == "bars":
-                y = np.asarray(s[key], float)
-                if key in VECTOR_SERIES:
-                    y = np.linalg.norm(y.reshape(1, -1, 3), axis=-1)
-                y = y.reshape(-1) * scale
-                names = run.labels.get(key) or run.labels.get("tissue") or []
+                _, y, names = _curves(run, kind, key, scale)
+                y = y[0]
                 ticks = [names[j] if j < len(names) else str(j + 1) for j in range(len(y))]
                 ax.barh(np.arange(len(y)), y, color="#4878a8")
                 ax.set_yticks(np.arange(len(y)), ticks, fontsize=7)
                 ax.invert_yaxis()
                 ax.set_xlabel(label)
             elif kind == "sweep":
-                xk, yk = key
-                x = np.asarray(s[xk], float).reshape(-1)
-                y = np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale
-                names = run.labels.get(yk) or []
+                x, y, names = _curves(run, kind, key, scale)
                 for j in range(y.shape[1]):
                     ax.plot(x, y[:, j], label=names[j] if j < len(names) else None)
-                ax.set_xlabel(PlotPanel.axis_label(run, xk))
+                ax.set_xlabel(PlotPanel.axis_label(run, key[0]))
                 ax.set_ylabel(label)
                 _legend(ax, names, y.shape[1])
             else:
@@ -482,30 +488,10 @@ class PlotPanel(QWidget):
             header.append("time [s]")
             columns.append(t)
         for kind, key, label, scale in panels:
-            if kind == "bars":
-                y = np.asarray(s[key], float)
-                if key in VECTOR_SERIES:
-                    y = np.linalg.norm(y.reshape(1, -1, 3), axis=-1)
-                names = run.labels.get(key) or run.labels.get("tissue") or []
-                for j, v in enumerate(y.reshape(-1) * scale):
-                    header.append(f"{label} {names[j] if j < len(names) else j}")
-                    columns.append(np.array([v]))
-            elif kind == "time":
-                y = np.asarray(s[key], float)
-                if key in VECTOR_SERIES:
-                    y = np.linalg.norm(y.reshape(t.shape[0], -1, 3), axis=-1)
-                y = y.reshape(t.shape[0], -1) * scale
-                names = run.labels.get(key) or run.labels.get("tissue") or []
-                for j in range(y.shape[1]):
-                    header.append(f"{label} {names[j] if j < len(names) else j}")
-                    columns.append(y[:, j])
-            elif kind == "sweep":
-                xk, yk = key
-                x = np.asarray(s[xk], float).reshape(-1)
-                y = np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale
-                names = run.labels.get(yk) or []
-                if xk not in header:
-                    header.append(xk)
+            if kind in ("bars", "time", "sweep"):
+                x, y, names = _curves(run, kind, key, scale)
+                if kind == "sweep" and key[0] not in header:
+                    header.append(key[0])
                     columns.append(x)
                 for j in range(y.shape[1]):
                     header.append(f"{label} {names[j] if j < len(names) else j}")
