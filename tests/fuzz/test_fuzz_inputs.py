@@ -16,7 +16,7 @@ import json
 import pytest
 
 from tests.fuzz.cases import generate
-from tests.fuzz.harness import CASE_TIME_S, MEMORY_CAP_BYTES, problem, run_cases
+from tests.fuzz.harness import MEMORY_CAP_BYTES, problem, run_cases
 
 KINDS = ("project", "json", "mesh", "osim", "csv")
 
@@ -54,7 +54,9 @@ def test_every_case_is_read_or_refused_with_one_clear_message(batch, kind):
 
 
 def test_within_the_time_and_memory_caps(batch):
-    assert all(o.seconds <= CASE_TIME_S for o in batch.outcomes)
+    """No case ran into the harness's 30 s cap (it records such a case as a "hang", whatever the
+    machine's speed) and none exceeded the memory cap."""
+    assert not [o.name for o in batch.outcomes if o.outcome == "hang"]
     assert batch.max_rss_mib * 2 ** 20 <= MEMORY_CAP_BYTES
 
 
