@@ -8,10 +8,11 @@ flight and requests made meanwhile are coalesced into one more (the newest figur
 
 from __future__ import annotations
 
+import queue
 import threading
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -117,8 +118,8 @@ def _curves(run: RunRecord, kind: str, key, scale: float) -> tuple[np.ndarray | 
 class PlotPanel(QWidget):
     """Time series of the shown run with a cursor at the replayed time."""
 
-    _rendered = Signal(object)
-    """From the drawing thread: {"generation", "image" (h, w, 4) RGBA, "figure", "cursors"}."""
+    RESULT_POLL_MS = 15
+    """How often the GUI thread looks for a finished drawing while one is in flight."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -155,7 +156,13 @@ class PlotPanel(QWidget):
         self._pixmap: QPixmap | None = None
         self.draws_started = 0
         self.draws_shown = 0
-        self._rendered.connect(self._show_image)
+        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        """From the drawing thread: {"generation", "image" (h, w, 4) RGBA, "figure", "cursors"}; read
+        by a GUI-thread timer (no Qt signal crosses threads: PySide6 ≥ 6.8 can crash delivering queued
+        Python objects from a Python thread, PYSIDE-3124)."""
+        self._result_timer = QTimer(self)
+        self._result_timer.setInterval(self.RESULT_POLL_MS)
+        self._result_timer.timeout.connect(self._take_result)
 
     def _ensure_canvas(self) -> None:
         """Create the image view on first use (keeps matplotlib out of start-up)."""
@@ -197,6 +204,7 @@ class PlotPanel(QWidget):
         self.draws_started += 1
         fig = self.figure
         fig.set_size_inches(*self._size_inches(len(fig.axes), fig.dpi))
+        self._result_timer.start()
         threading.Thread(target=self._work, args=(self._generation, fig, None, None), name="plot-draw",
                          daemon=True).start()
 
@@ -211,6 +219,7 @@ class PlotPanel(QWidget):
         self.draws_started += 1
         size = self._size_inches(len(panels), 100.0)
         cursor_t, self._cursor_t = self._cursor_t, None
+        self._result_timer.start()
         threading.Thread(target=self._work, args=(self._generation, None, (run, panels, cursor_t), size),
                          name="plot-build", daemon=True).start()
 
@@ -234,10 +243,16 @@ class PlotPanel(QWidget):
             pass
         finally:
             _stop_yielding()
+        self._results.put(result)
+
+    def _take_result(self) -> None:
+        """GUI thread: show a finished drawing, if one has arrived."""
         try:
-            self._rendered.emit(result)
-        except RuntimeError:  # the panel was closed meanwhile
-            pass
+            result = self._results.get_nowait()
+        except queue.Empty:
+            return
+        self._result_timer.stop()
+        self._show_image(result)
 
     def _show_image(self, result: dict) -> None:
         self._drawing = False

@@ -1,6 +1,6 @@
 """Studies off the GUI thread: :class:`ProcessStudyRunner` runs the app's studies in a separate
 process (the default: the solver never competes for this process's GIL), :class:`StudyRunner` runs
-any callable in a QThread. Both report progress, forward live samples and batches of streamed states
+any callable in a worker thread. Both report progress, forward live samples and batches of streamed states
 (the viewport plays them on a timer, so the event loop never waits), pause and stop.
 
 A study is any callable ``fn(progress, cancel) -> RunRecord``; it calls ``progress(fraction)`` or
@@ -10,12 +10,13 @@ understands) and checks ``cancel.is_set()``. Pausing blocks inside ``progress`` 
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 import traceback
 from typing import Callable
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal
 
 SAMPLE_INTERVAL_S = 1.0 / 60.0
 """Single live samples are forwarded at most this often (batches of streamed states, already paced
@@ -27,20 +28,46 @@ GUI thread a turn at the GIL."""
 StudyFn = Callable[[Callable, threading.Event], object]
 
 
-class StudyWorker(QObject):
-    """Runs one study in its thread; signals cross to the GUI thread as queued connections."""
+def forward_messages(runner, get_nowait: Callable[[], tuple[str, object]]) -> tuple[str, object] | None:
+    """Emit ``runner``'s signals for what a study queued (on the GUI thread): every progress report
+    and batch of streamed states, only the newest single sample of this poll; return the study's end
+    (``("done", run)`` or ``("failed", message)``) once reached, else None."""
+    latest = None
+    for _ in range(200):
+        try:
+            kind, payload = get_nowait()
+        except queue.Empty:
+            break
+        if kind == "progress":
+            runner.progressed.emit(payload)
+        elif kind == "sample":
+            if isinstance(payload, dict) and payload.get("batch"):
+                if latest is not None:
+                    runner.sample.emit(latest)
+                    latest = None
+                runner.sample.emit(payload)  # streamed states: every one is a distinct state
+            else:
+                latest = payload  # single samples: only the newest of this poll
+        else:
+            if latest is not None:
+                runner.sample.emit(latest)
+            return kind, payload
+    if latest is not None:
+        runner.sample.emit(latest)
+    return None
 
-    progressed = Signal(float)
-    sample = Signal(object)
-    finished = Signal(object)
-    failed = Signal(str)
+
+class StudyWorker:
+    """Runs one study in a plain Python thread and hands what it reports to the GUI thread through a
+    thread-safe queue (no Qt object lives in, or signals from, the worker thread: PySide6 ≥ 6.8 can
+    crash delivering queued Python objects across threads, PYSIDE-3124, and a queue needs no Qt)."""
 
     def __init__(self, fn: StudyFn):
-        super().__init__()
         self.fn = fn
         self.cancel = threading.Event()
         self.resume = threading.Event()
         self.resume.set()
+        self.messages: queue.SimpleQueue = queue.SimpleQueue()
         self._last_sample = 0.0
         self._last_progress = -1.0
         self._last_progress_t = 0.0
@@ -53,28 +80,29 @@ class StudyWorker(QObject):
         if (f > self._last_progress and now - self._last_progress_t >= PROGRESS_INTERVAL_S) or f >= 1.0:
             self._last_progress = f
             self._last_progress_t = now
-            self.progressed.emit(f)
+            self.messages.put(("progress", f))
         sample = args[0] if args else kwargs.get("sample", kwargs.get("frame", kwargs.get("state")))
         if sample is not None:
             if isinstance(sample, dict) and sample.get("batch"):
-                self.sample.emit(sample)
+                self.messages.put(("sample", sample))
             elif now - self._last_sample >= SAMPLE_INTERVAL_S:
                 self._last_sample = now
-                self.sample.emit(sample)
+                self.messages.put(("sample", sample))
 
-    @Slot()
     def run(self) -> None:
         try:
             result = self.fn(self.report, self.cancel)
         except Exception as exc:  # the GUI shows why; the thread ends cleanly
-            self.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
+            self.messages.put(("failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
             return
-        self.finished.emit(result)
+        self.messages.put(("done", result))
 
 
 class StudyRunner(QObject):
-    """Starts a study in a new QThread, and pauses, resumes or stops it."""
+    """Starts a study in a worker thread, and pauses, resumes or stops it. A GUI-thread timer drains
+    the worker's queue every POLL_MS and emits the signals, so every slot runs in the GUI thread."""
 
+    POLL_MS = 15
     progressed = Signal(float)
     sample = Signal(object)
     finished = Signal(object)
@@ -83,12 +111,15 @@ class StudyRunner(QObject):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.thread: QThread | None = None
+        self.thread: threading.Thread | None = None
         self.worker: StudyWorker | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(self.POLL_MS)
+        self._timer.timeout.connect(self._poll)
 
     @property
     def running(self) -> bool:
-        return self.thread is not None and self.thread.isRunning()
+        return self.worker is not None
 
     @property
     def paused(self) -> bool:
@@ -98,34 +129,28 @@ class StudyRunner(QObject):
         if self.running:
             raise RuntimeError("a study is already running")
         self.worker = StudyWorker(fn)
-        self.thread = QThread()
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.progressed.connect(self.progressed)
-        self.worker.sample.connect(self.sample)
-        self.worker.finished.connect(self._done)
-        self.worker.failed.connect(self._failed)
+        self.thread = threading.Thread(target=self.worker.run, name="study", daemon=True)
         self.thread.start()
+        self._timer.start()
         self.runningChanged.emit(True)
 
-    def _stop_thread(self) -> None:
+    def _poll(self) -> None:
+        """Forward what the worker reported; end the run at its last message."""
+        worker = self.worker
+        if worker is None:
+            return
+        end = forward_messages(self, worker.messages.get_nowait)
+        if end is not None:
+            self._end()
+            (self.finished if end[0] == "done" else self.failed).emit(end[1])
+
+    def _end(self) -> None:
+        self._timer.stop()
         if self.thread is not None:
-            self.thread.quit()
-            self.thread.wait()
-            self.thread.deleteLater()
-        if self.worker is not None:
-            self.worker.deleteLater()
+            self.thread.join(timeout=5.0)  # it has sent its last message: only returning is left
         self.thread = None
         self.worker = None
         self.runningChanged.emit(False)
-
-    def _done(self, result) -> None:
-        self._stop_thread()
-        self.finished.emit(result)
-
-    def _failed(self, message: str) -> None:
-        self._stop_thread()
-        self.failed.emit(message)
 
     def pause(self) -> None:
         if self.worker is not None:
@@ -142,7 +167,13 @@ class StudyRunner(QObject):
             self.worker.resume.set()
 
     def wait(self, timeout_ms: int = 30000) -> bool:
-        return True if self.thread is None else self.thread.wait(timeout_ms)
+        """Process the worker's messages until the run ends (for closing and tests)."""
+        end = time.perf_counter() + timeout_ms / 1000.0
+        while self.running and time.perf_counter() < end:
+            self._poll()
+            if self.running:
+                time.sleep(0.01)
+        return not self.running
 
 
 class ProcessStudyRunner(QObject):
@@ -221,32 +252,11 @@ class ProcessStudyRunner(QObject):
         self.runningChanged.emit(True)
 
     def _poll(self) -> None:
-        import queue as queue_mod
-
-        latest = None
-        for _ in range(200):
-            try:
-                kind, payload = self._queue.get_nowait()
-            except queue_mod.Empty:
-                break
-            if kind == "progress":
-                self.progressed.emit(payload)
-            elif kind == "sample":
-                if isinstance(payload, dict) and payload.get("batch"):
-                    if latest is not None:
-                        self.sample.emit(latest)
-                        latest = None
-                    self.sample.emit(payload)  # streamed states: every one is a distinct state
-                else:
-                    latest = payload  # single samples: only the newest of this poll
-            elif kind in ("done", "failed"):
-                if latest is not None:
-                    self.sample.emit(latest)
-                self._finish()
-                (self.finished if kind == "done" else self.failed).emit(payload)
-                return
-        if latest is not None:
-            self.sample.emit(latest)
+        end = forward_messages(self, self._queue.get_nowait)
+        if end is not None:
+            self._finish()
+            (self.finished if end[0] == "done" else self.failed).emit(end[1])
+            return
         if self.process is None or self._started is None or not self._started.is_set():
             return
         if self._start_error:
