@@ -18,6 +18,12 @@ WrapSphere) so that imported models give OpenSim's path lengths:
   closest-point "fan" directions), tangent in that plane, sampled every 1 mm of chord.
 
 Statuses: INSIDE (an end point is inside: no wrap), NO_WRAP, WRAPPED, MANDATORY.
+
+The solvers are compiled kernels (``core._jit.njit``, cached on disk; plain Python with
+``JOINTMODELLER_NUMBA=0``) on 3-vectors: ``wrap_kernel(kind, p1, p2, dims, axis, sign, single)``
+returns ``(status, r1, r2, length, points)`` and is what the path kernel
+(``core.studies.path_kernel``) calls for every segment; ``wrap_cylinder``, ``wrap_ellipsoid`` and
+``wrap_sphere`` are the same solvers with a ``WrapResult`` for callers in Python.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jointmodeller.core.spatial_math import axis_angle_matrix, cross
+from jointmodeller.core._jit import njit
 from jointmodeller.core.tolerances import tol
 
 INSIDE, NO_WRAP, WRAPPED, MANDATORY = -1, 0, 1, 2
+CYLINDER, ELLIPSOID, SPHERE, UNWRAPPED = 0, 1, 2, 3
+"""Kinds for ``wrap_kernel`` (UNWRAPPED: an object the solvers do not wrap, e.g. a torus)."""
+KINDS = {"cylinder": CYLINDER, "ellipsoid": ELLIPSOID, "sphere": SPHERE}
 
-TANGENCY_THRESHOLD = np.radians(0.1)
+TANGENCY_THRESHOLD = float(np.radians(0.1))
 """Cylinder tangent points are refined until the path's direction changes by less than this."""
 MAX_TANGENT_ITERATIONS = 100
 CYLINDER_SEGMENT_M = 0.002
@@ -40,8 +49,7 @@ MU_BLEND_MIN, MU_BLEND_MAX = 0.7073, 0.9
 NUM_FAN_SAMPLES = 300
 SV_BOUNDARY_BLEND = 0.3
 ROUNDOFF = 1e-13
-_DN = np.array([0.0, 0.0, 1.0])
-_P0 = np.array([0.0, 0.0, -1.0])
+GEOMETRIC_ZERO = float(tol.zero)
 
 
 @dataclass
@@ -72,100 +80,147 @@ def parse_quadrant(quadrant: str) -> tuple[int, int]:
     return "xyz".index(axis), sign
 
 
-def _dsign(x: float) -> int:
+# --------------------------------------------------------------------------------------------------
+# 3-vector helpers (compiled; small arrays)
+# --------------------------------------------------------------------------------------------------
+@njit
+def _v3(x, y, z):
+    out = np.empty(3)
+    out[0] = x
+    out[1] = y
+    out[2] = z
+    return out
+
+
+@njit
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit
+def _norm(v):
+    return np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+
+
+@njit
+def _cross(a, b):
+    return _v3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit
+def _unit(v):
+    n = _norm(v)
+    if n > 0.0:
+        return v / n
+    return np.zeros(3)
+
+
+@njit
+def _dsign(x):
     return 1 if x >= 0.0 else -1
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v)
-    return v / n if n > 0.0 else np.zeros(3)
+@njit
+def _acos(x):
+    return np.arccos(min(max(x, -1.0), 1.0))
 
 
-def _acos(x: float) -> float:
-    return float(np.arccos(np.clip(x, -1.0, 1.0)))
+@njit
+def _rotate(axis, angle, v):
+    """v turned by ``angle`` about the unit (or zero: identity) ``axis`` (Rodrigues)."""
+    if _norm(axis) == 0.0:
+        return v.copy()
+    c = np.cos(angle)
+    s = np.sin(angle)
+    return v * c + _cross(axis, v) * s + axis * (_dot(axis, v) * (1.0 - c))
 
 
+@njit
 def _closest_on_line(pt, line_pt, direction):
     """Closest point to pt on the line through line_pt along direction (need not be unit)."""
-    d = _unit(np.asarray(direction, float))
-    return line_pt + np.dot(pt - line_pt, d) * d
+    d = _unit(direction)
+    return line_pt + _dot(pt - line_pt, d) * d
 
 
+@njit
 def _intersect_lines(p1, p2, p3, p4):
-    """Closest points of lines p1p2 and p3p4: (point on 1, s along p1->p2 as a fraction of its
-    length, point on 2, t likewise); None when parallel."""
+    """Closest points of lines p1p2 and p3p4: (found, point on 1, s along p1->p2 as a fraction of
+    its length, point on 2, t likewise); found False when parallel."""
     v1 = p2 - p1
-    m1 = np.linalg.norm(v1)
-    v1 = v1 / m1 if m1 > 0 else v1
+    m1 = _norm(v1)
+    if m1 > 0:
+        v1 = v1 / m1
     v2 = p4 - p3
-    m2 = np.linalg.norm(v2)
-    v2 = v2 / m2 if m2 > 0 else v2
-    cr = cross(v1, v2)
-    den = float(cr @ cr)
+    m2 = _norm(v2)
+    if m2 > 0:
+        v2 = v2 / m2
+    cr = _cross(v1, v2)
+    den = _dot(cr, cr)
     if abs(den) <= ROUNDOFF:
-        return None
+        return False, p1, 0.0, p3, 0.0
     d = p3 - p1
-    t = float(np.linalg.det(np.array([d, v1, cr]))) / den
-    s = float(np.linalg.det(np.array([d, v2, cr]))) / den
-    return p1 + s * v1, s / m1, p3 + t * v2, t / m2
+    t = _dot(d, _cross(v1, cr)) / den  # det of the rows (d, v1, cr)
+    s = _dot(d, _cross(v2, cr)) / den
+    return True, p1 + s * v1, s / m1, p3 + t * v2, t / m2
 
 
+@njit
 def _segment_plane(a, b, normal, d):
-    """Intersection of segment ab with the plane n·x + d = 0, or None."""
+    """Intersection of segment ab with the plane n·x + d = 0: (found, point)."""
     v = b - a
-    den = float(v @ normal)
+    den = _dot(v, normal)
     if abs(den) < 1e-5:
-        return None
-    t = (-d - float(normal @ a)) / den
+        return False, a
+    t = (-d - _dot(normal, a)) / den
     if t < -1e-5 or t > 1.0 + 1e-5:
-        return None
-    return a + t * v
+        return False, a
+    return True, a + t * v
+
+
+@njit
+def _none(status):
+    return status, np.zeros(3), np.zeros(3), 0.0, np.zeros((0, 3))
 
 
 # --------------------------------------------------------------------------------------------------
 # Cylinder
 # --------------------------------------------------------------------------------------------------
-def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
-                  single: bool = True) -> WrapResult:
-    """Wrap segment p1–p2 over a cylinder of ``radius`` about z, ``length`` long, centred at 0.
+@njit
+def _cylinder_tangents(p, pa, R):
+    """The two tangent points from p onto the circle of radius R about the axis point pa."""
+    vv = p - pa
+    dist_p = _norm(vv)
+    vv = vv / dist_p
+    sin_t = R / dist_p
+    d = R * sin_t
+    pp = pa + d * vv
+    h = np.sqrt(max(R * R - d * d, 0.0))
+    uu = _cross(_v3(0.0, 0.0, 1.0), vv)
+    return pp + h * uu, pp - h * uu, dist_p
 
-    single: the path has only this wrap object (OpenSim then keeps the first tangent estimate
-    instead of refining tangency to 0.1°).
-    """
-    p1 = np.asarray(p1, float)
-    p2 = np.asarray(p2, float)
-    axis, sign = parse_quadrant(quadrant)
-    R = float(radius)
+
+@njit
+def cylinder_kernel(p1, p2, radius, length, axis, sign, single):
+    """Wrap segment p1–p2 (3,) over a cylinder of ``radius`` about z, ``length`` long, centred at 0;
+    quadrant (axis, sign) as from ``parse_quadrant``. Returns (status, r1, r2, length, points)."""
+    R = radius
     r2sq = R * R
     if p1[0] ** 2 + p1[1] ** 2 < r2sq or p2[0] ** 2 + p2[1] ** 2 < r2sq:
-        return WrapResult(INSIDE)
-    hit = _intersect_lines(p1, p2, np.array([0, 0, -0.5 * length]), np.array([0, 0, 0.5 * length]))
-    if hit is None:
-        near12, t12, near00 = p1, -1.0, np.array([0.0, 0.0, p1[2]])
-    else:
-        near12, t12, near00, _ = hit
-    crosses = float(np.sum((near12 - near00) ** 2)) < r2sq and 0.0 < t12 < 1.0
+        return _none(INSIDE)
+    found, near12, t12, near00, _ = _intersect_lines(p1, p2, _v3(0.0, 0.0, -0.5 * length), _v3(0.0, 0.0, 0.5 * length))
+    if not found:
+        near12, t12, near00 = p1, -1.0, _v3(0.0, 0.0, p1[2])
+    dn = near12 - near00
+    crosses = _dot(dn, dn) < r2sq and 0.0 < t12 < 1.0
     status = WRAPPED
     if sign == 0:
         if not crosses:
-            return WrapResult(NO_WRAP)
+            return _none(NO_WRAP)
         status = MANDATORY
-    p11 = np.array([0.0, 0.0, p1[2]])
-    p22 = np.array([0.0, 0.0, p2[2]])
-
-    def candidates(p, pa):
-        vv = p - pa
-        dist_p = np.linalg.norm(vv)
-        vv = vv / dist_p
-        sin_t = R / dist_p
-        d = R * sin_t
-        pp = pa + d * vv
-        h = np.sqrt(max(r2sq - d * d, 0.0))
-        uu = cross(_DN, vv)
-        return pp + h * uu, pp - h * uu, dist_p
-
-    r1a, r1b, d1 = candidates(p1, p11)
-    r2a, r2b, d2 = candidates(p2, p22)
+    p11 = _v3(0.0, 0.0, p1[2])
+    p22 = _v3(0.0, 0.0, p2[2])
+    r1a, r1b, d1 = _cylinder_tangents(p1, p11, R)
+    r2a, r2b, d2 = _cylinder_tangents(p2, p22, R)
     far_side = False
     long_wrap = False
     if sign != 0:
@@ -177,10 +232,10 @@ def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
             elif _dsign(p1[axis]) != _dsign(p2[axis]) and _dsign(near12[axis]) != sign:
                 status = WRAPPED
             else:
-                return WrapResult(NO_WRAP)
+                return _none(NO_WRAP)
         r1am, r1bm, r2am, r2bm = r1a - p11, r1b - p11, r2a - p22, r2b - p22
-        alpha = _acos(r1am @ r2bm / (np.linalg.norm(r1am) * np.linalg.norm(r2bm)))
-        beta = _acos(r1bm @ r2am / (np.linalg.norm(r1bm) * np.linalg.norm(r2am)))
+        alpha = _acos(_dot(r1am, r2bm) / (_norm(r1am) * _norm(r2bm)))
+        beta = _acos(_dot(r1bm, r2am) / (_norm(r1bm) * _norm(r2am)))
         s1a, s1b = _dsign(r1a[axis]) == sign, _dsign(r1b[axis]) == sign
         s2a, s2b = _dsign(r2a[axis]) == sign, _dsign(r2b[axis]) == sign
         if (s1a and s1b and s2a) or (not s1a and s1b) or (not s1a and not s1b and s2a):
@@ -188,121 +243,140 @@ def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
         elif (s1a and s1b) or (s1a and not s1b) or (not s1a and not s1b and s2b):
             r1, r2, far_side = r1a, r2b, alpha > beta
         else:  # no candidate on the active side
-            r1, r2 = (r1a, r2b) if alpha > beta else (r1b, r2a)
+            if alpha > beta:
+                r1, r2 = r1a, r2b
+            else:
+                r1, r2 = r1b, r2a
             far_side = True
         sum_musc = (r1 - p1) + (r2 - p2)
         sum_r = (r1 - p11) + (r2 - p22)
-        long_wrap = float(sum_r @ sum_musc) < 0.0
+        long_wrap = _dot(sum_r, sum_musc) < 0.0
     else:
-        u1a, u1b, u2a, u2b = (_unit(r1a - p11), _unit(r1b - p11), _unit(r2a - p22), _unit(r2b - p22))
-        dots = [u1a @ u2a, u1a @ u2b, u1b @ u2a, u1b @ u2b]
-        pairs = [(r1a, r2a), (r1a, r2b), (r1b, r2a), (r1b, r2b)]
-        if dots[0] > dots[1] and dots[0] > dots[2] and dots[0] > dots[3]:
-            k = 0
-        elif dots[1] > dots[2] and dots[1] > dots[3]:
-            k = 1
-        elif dots[2] > dots[3]:
-            k = 2
+        u1a, u1b, u2a, u2b = _unit(r1a - p11), _unit(r1b - p11), _unit(r2a - p22), _unit(r2b - p22)
+        d0, d1_, d2_, d3 = _dot(u1a, u2a), _dot(u1a, u2b), _dot(u1b, u2a), _dot(u1b, u2b)
+        if d0 > d1_ and d0 > d2_ and d0 > d3:
+            r1, r2 = r1a, r2a
+        elif d1_ > d2_ and d1_ > d3:
+            r1, r2 = r1a, r2b
+        elif d2_ > d3:
+            r1, r2 = r1b, r2a
         else:
-            k = 3
-        r1, r2 = pairs[k]
+            r1, r2 = r1b, r2b
     r1 = r1.copy()
     r2 = r2.copy()
     # apex: where the path crosses the plane through the axis point nearest the muscle line
     t = d1 / (d1 + d2)
     mpt = p1 + t * (p2 - p1)
-    axispt = np.array([0.0, 0.0, mpt[2]])
-    pn = _unit(cross(_unit(p1 - axispt), _unit(p2 - axispt)))
-    vert1 = _unit(cross(_DN, pn))
-    vert2 = _unit(cross(pn, _DN))
+    axispt = _v3(0.0, 0.0, mpt[2])
+    dn_ = _v3(0.0, 0.0, 1.0)
+    pn = _unit(_cross(_unit(p1 - axispt), _unit(p2 - axispt)))
+    vert1 = _unit(_cross(dn_, pn))
+    vert2 = _unit(_cross(pn, dn_))
     apex1 = axispt + R * vert1
     apex2 = axispt + R * vert2
-    near1 = np.sum((mpt - apex1) ** 2) < np.sum((mpt - apex2) ** 2)
-    apex = (apex2 if near1 else apex1) if far_side else (apex1 if near1 else apex2)
+    m1 = mpt - apex1
+    m2 = mpt - apex2
+    near1 = _dot(m1, m1) < _dot(m2, m2)
+    if far_side:
+        apex = apex2 if near1 else apex1
+    else:
+        apex = apex1 if near1 else apex2
     # slide r1/r2 along the axis onto the plane through p1, p2 and the apex
-    pn = _unit(cross(_unit(p1 - apex), _unit(p2 - apex)))
-    dpl = -float(p1 @ pn)
-    r1p = _segment_plane(r1 - 10.0 * _DN, r1 + 10.0 * _DN, pn, dpl)
-    r2p = _segment_plane(r2 - 10.0 * _DN, r2 + 10.0 * _DN, pn, dpl)
+    pn = _unit(_cross(_unit(p1 - apex), _unit(p2 - apex)))
+    dpl = -_dot(p1, pn)
+    ok1, r1p = _segment_plane(r1 - 10.0 * dn_, r1 + 10.0 * dn_, pn, dpl)
+    ok2, r2p = _segment_plane(r2 - 10.0 * dn_, r2 + 10.0 * dn_, pn, dpl)
     # (OpenSim measures along the direction of p22 from p11 here; replicated for equal results)
-    if r1p is not None:
-        q = _closest_on_line(r1p, p11, p22)
-        if np.sum((q - p22) ** 2) < np.sum((p11 - p22) ** 2):
+    d12 = p11 - p22
+    if ok1:
+        q = _closest_on_line(r1p, p11, p22) - p22
+        if _dot(q, q) < _dot(d12, d12):
             r1 = r1p
-    if r2p is not None:
-        q = _closest_on_line(r2p, p11, p22)
-        if np.sum((q - p11) ** 2) < np.sum((p22 - p11) ** 2):
+    if ok2:
+        q = _closest_on_line(r2p, p11, p22) - p11
+        if _dot(q, q) < _dot(d12, d12):
             r2 = r2p
     half = 0.5 * length
     if (r1[2] < -half or r1[2] > half) and (r2[2] < -half or r2[2] > half):
-        return WrapResult(NO_WRAP)
+        return _none(NO_WRAP)
     r1, r2, arc, pts = _spiral_path(p1, p2, r1, r2, R, long_wrap, single)
-    return WrapResult(status, r1, r2, arc, pts)
+    return status, r1, r2, arc, pts
 
 
+@njit
 def _spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R):
-    return r1a + R * (axis_angle_matrix(ax, sense * t * theta) @ uu) + t * axial_vec
+    return r1a + R * _rotate(ax, sense * t * theta, uu) + t * axial_vec
 
 
-def _adjust_tangent(pt, r, w) -> np.ndarray | None:
-    """Slide tangent point r along the axis so the line pt–r meets the surface at w tangentially;
-    None when already tangent to within TANGENCY_THRESHOLD."""
-    alpha = _acos(_unit(r - pt) @ _DN)
-    omega = _acos(_unit(w - r) @ _DN)
+@njit
+def _adjust_tangent(pt, r, w):
+    """Slide tangent point r along the axis so the line pt–r meets the surface at w tangentially:
+    (moved, new r); not moved when already tangent to within TANGENCY_THRESHOLD."""
+    dn = _v3(0.0, 0.0, 1.0)
+    alpha = _acos(_dot(_unit(r - pt), dn))
+    omega = _acos(_dot(_unit(w - r), dn))
     if abs(alpha - omega) <= TANGENCY_THRESHOLD:
-        return None
-    pa = _closest_on_line(pt, r, _DN)
-    wa = _closest_on_line(w, r, _DN)
-    hit = _intersect_lines(pt, w, pa, wa)
-    if hit is None:
-        return None
-    return r + 1.5 * (hit[2] - r)
+        return False, r
+    pa = _closest_on_line(pt, r, dn)
+    wa = _closest_on_line(w, r, dn)
+    found, _, _, hit2, _ = _intersect_lines(pt, w, pa, wa)
+    if not found:
+        return False, r
+    return True, r + 1.5 * (hit2 - r)
 
 
+@njit
 def _spiral_path(p1, p2, r1, r2, R, far_side, single):
     """Helix on the cylinder from r1 to r2: (r1, r2, length, points)."""
     sense = -1.0 if far_side else 1.0
-    for _ in range(MAX_TANGENT_ITERATIONS + 1):
-        r1a = np.array([0.0, 0.0, r1[2]])
-        r2a = np.array([0.0, 0.0, r2[2]])
+    for it in range(MAX_TANGENT_ITERATIONS + 1):
+        r1a = _v3(0.0, 0.0, r1[2])
+        r2a = _v3(0.0, 0.0, r2[2])
         axial_vec = r2a - r1a
         uu = (r1 - r1a) / R
         vv = (r2 - r2a) / R
-        theta = _acos(uu @ vv / (np.linalg.norm(uu) * np.linalg.norm(vv)))
+        theta = _acos(_dot(uu, vv) / (_norm(uu) * _norm(vv)))
         if far_side:
             theta = 2.0 * np.pi - theta
-        arc = float(np.hypot(R * theta, np.linalg.norm(axial_vec)))
-        ax = _unit(cross(uu, vv))
+        arc = np.hypot(R * theta, _norm(axial_vec))
+        ax = _unit(_cross(uu, vv))
         if single:
-            pts = np.array([_spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R) for t in (0.0, 1.0)])
+            pts = np.empty((2, 3))
+            pts[0] = _spiral_point(r1a, axial_vec, uu, ax, sense, 0.0, theta, R)
+            pts[1] = _spiral_point(r1a, axial_vec, uu, ax, sense, 1.0, theta, R)
             return r1, r2, arc, pts
         n = max(int(arc / CYLINDER_SEGMENT_M), 1)
-        if n > 1 and _ < MAX_TANGENT_ITERATIONS:
+        if n > 1 and it < MAX_TANGENT_ITERATIONS:
             t = 1.0 / n
             w1 = _spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R)
             w2 = _spiral_point(r1a, axial_vec, uu, ax, sense, 1.0 - t, theta, R)
-            n1 = _adjust_tangent(p1, r1, w1)
-            n2 = _adjust_tangent(p2, r2, w2)
-            if n1 is not None or n2 is not None:
-                r1 = n1 if n1 is not None else r1
-                r2 = n2 if n2 is not None else r2
+            moved1, n1 = _adjust_tangent(p1, r1, w1)
+            moved2, n2 = _adjust_tangent(p2, r2, w2)
+            if moved1 or moved2:
+                r1 = n1
+                r2 = n2
                 continue
-        ts = np.arange(n) / n
-        pts = np.array([_spiral_point(r1a, axial_vec, uu, ax, sense, t, theta, R) for t in ts])
-        return r1, r2, arc, np.vstack([pts, r2])
-    raise AssertionError("unreachable")
+        pts = np.empty((n + 1, 3))
+        for k in range(n):
+            pts[k] = _spiral_point(r1a, axial_vec, uu, ax, sense, k / n, theta, R)
+        pts[n] = r2
+        return r1, r2, arc, pts
+    return r1, r2, 0.0, np.zeros((0, 3))  # not reached
 
 
 # --------------------------------------------------------------------------------------------------
-# Ellipsoid (and sphere as an ellipsoid with equal radii when OpenSim semantics are wanted)
+# Ellipsoid
 # --------------------------------------------------------------------------------------------------
+@njit
 def _closest_ellipse(a, b, u, v):
     """Closest point (x, y) on the ellipse (x/a)² + (y/b)² = 1 to (u, v) (Eberly's Newton)."""
     a2, b2 = a * a, b * b
     near_x = abs(u) <= ROUNDOFF
     near_y = abs(v) <= ROUNDOFF
     if near_x and near_y:
-        return ((-a if u < 0 else a), v) if a < b else (u, (-b if v < 0 else b))
+        if a < b:
+            return (-a if u < 0 else a), v
+        return u, (-b if v < 0 else b)
     if near_x:
         if a >= b or abs(v) >= b - a2 / b:
             return u, (b if v >= 0 else -b)
@@ -326,142 +400,157 @@ def _closest_ellipse(a, b, u, v):
     return a2 * u / P, b2 * v / Q
 
 
-def _closest_ellipsoid(radii, pts, special_axis: int = -1) -> np.ndarray:
-    """Closest points (n, 3) on the ellipsoid with semi-axes radii to pts (n, 3).
+@njit
+def _closest_ellipsoid(radii, p, special_axis):
+    """Closest point (3,) on the ellipsoid with semi-axes radii (3,) to p (3,).
 
-    Points on a coordinate plane (or all points when ``special_axis`` is given) reduce to the 2-D
-    ellipse problem in that plane, as OpenSim does; the rest use Newton on the Lagrange parameter,
-    vectorised over points.
+    A point on a coordinate plane (or any point when ``special_axis`` >= 0 is given) reduces to the
+    2-D ellipse problem in that plane, as OpenSim does; otherwise Newton on the Lagrange parameter.
     """
-    a, b, c = (float(r) for r in radii)
-    pts = np.atleast_2d(np.asarray(pts, float))
-    out = np.empty_like(pts)
-    general = np.ones(len(pts), bool)
-    for k, p in enumerate(pts):
-        ax = special_axis
-        if ax < 0:
-            best = np.inf
-            for i in range(3):
-                if abs(p[i]) <= ROUNDOFF:
-                    s = sum(float(r) for j, r in enumerate((a, b, c)) if j != i)
-                    if s < best:
-                        ax, best = i, s
-        if ax == 0:
-            y, z = _closest_ellipse(b, c, p[1], p[2])
-            out[k] = (p[0], y, z)
-        elif ax == 1:
-            z, x = _closest_ellipse(c, a, p[2], p[0])
-            out[k] = (x, p[1], z)
-        elif ax == 2:
-            x, y = _closest_ellipse(a, b, p[0], p[1])
-            out[k] = (x, y, p[2])
-        else:
-            continue
-        general[k] = False
-    if general.any():
-        u, v, w = pts[general].T
-        a2, b2, c2 = a * a, b * b, c * c
-        inside = (u / a) ** 2 + (v / b) ** 2 + (w / c) ** 2 < 1.0
-        t = np.where(inside, 0.0, max(a, b, c) * np.sqrt(u * u + v * v + w * w))
-        done = np.zeros(len(t), bool)
-        res = np.zeros((len(t), 3))
-        for _ in range(64):
-            P, Q, Rr = t + a2, t + b2, t + c2
-            f = (P * Q * Rr) ** 2 - a2 * u * u * (Q * Rr) ** 2 - b2 * v * v * (P * Rr) ** 2 - c2 * w * w * (P * Q) ** 2
-            conv = (np.abs(f) < 1e-9) & ~done
-            res[conv] = np.stack([a2 * u / P, b2 * v / Q, c2 * w / Rr], axis=1)[conv]
-            done |= conv
-            if done.all():
-                break
-            fp = 2.0 * (P * Q * Rr * (Q * Rr + P * Rr + P * Q) - a2 * u * u * Q * Rr * (Q + Rr)
-                        - b2 * v * v * P * Rr * (P + Rr) - c2 * w * w * P * Q * (P + Q))
-            t = np.where(done, t, t - f / np.where(fp == 0, 1.0, fp))
-        if not done.all():  # Newton stalled: take the last iterate
-            P, Q, Rr = t + a2, t + b2, t + c2
-            res[~done] = np.stack([a2 * u / P, b2 * v / Q, c2 * w / Rr], axis=1)[~done]
-        out[general] = res
-    return out
+    a, b, c = radii[0], radii[1], radii[2]
+    ax = special_axis
+    if ax < 0:
+        best = np.inf
+        for i in range(3):
+            if abs(p[i]) <= ROUNDOFF:
+                s = a + b + c - radii[i]
+                if s < best:
+                    ax, best = i, s
+    if ax == 0:
+        y, z = _closest_ellipse(b, c, p[1], p[2])
+        return _v3(p[0], y, z)
+    if ax == 1:
+        z, x = _closest_ellipse(c, a, p[2], p[0])
+        return _v3(x, p[1], z)
+    if ax == 2:
+        x, y = _closest_ellipse(a, b, p[0], p[1])
+        return _v3(x, y, p[2])
+    u, v, w = p[0], p[1], p[2]
+    a2, b2, c2 = a * a, b * b, c * c
+    inside = (u / a) ** 2 + (v / b) ** 2 + (w / c) ** 2 < 1.0
+    t = 0.0 if inside else max(a, max(b, c)) * np.sqrt(u * u + v * v + w * w)
+    for _ in range(64):
+        P, Q, Rr = t + a2, t + b2, t + c2
+        f = (P * Q * Rr) ** 2 - a2 * u * u * (Q * Rr) ** 2 - b2 * v * v * (P * Rr) ** 2 - c2 * w * w * (P * Q) ** 2
+        if abs(f) < 1e-9:
+            return _v3(a2 * u / P, b2 * v / Q, c2 * w / Rr)
+        fp = 2.0 * (P * Q * Rr * (Q * Rr + P * Rr + P * Q) - a2 * u * u * Q * Rr * (Q + Rr)
+                    - b2 * v * v * P * Rr * (P + Rr) - c2 * w * w * P * Q * (P + Q))
+        t = t - f / (1.0 if fp == 0 else fp)
+    P, Q, Rr = t + a2, t + b2, t + c2  # Newton stalled: the last iterate
+    return _v3(a2 * u / P, b2 * v / Q, c2 * w / Rr)
 
 
-def _plane_tangent_point(p, c1, p_other, a, vs, vs4, same_side_as):
-    """Point r on the curve (ellipsoid ∩ plane vs·x + vs4 = 0) whose tangent line passes through
-    p, on the same side of the line p–p_other as ``same_side_as`` (a point of the plane)."""
+@njit
+def _eigh2(a, b, c):
+    """Eigenvalues (ascending) w0, w1 and unit eigenvectors (columns) of [[a, b], [b, c]]."""
+    if b == 0.0:
+        if a <= c:
+            return a, c, 1.0, 0.0, 0.0, 1.0
+        return c, a, 0.0, 1.0, 1.0, 0.0
+    m = 0.5 * (a + c)
+    d = np.hypot(0.5 * (a - c), b)
+    w0 = m - d
+    x1, y1 = b, w0 - a
+    x2, y2 = w0 - c, b
+    if x1 * x1 + y1 * y1 >= x2 * x2 + y2 * y2:
+        x, y = x1, y1
+    else:
+        x, y = x2, y2
+    n = np.hypot(x, y)
+    x, y = x / n, y / n
+    return w0, m + d, x, y, -y, x
+
+
+@njit
+def _plane_tangent_point(p, p_other, a, vs, vs4, same_side_as):
+    """(found, r): the point r on the curve (ellipsoid ∩ plane vs·x + vs4 = 0) whose tangent line
+    passes through p, on the same side of the line p–p_other as ``same_side_as`` (a point of the
+    plane)."""
     # parametrise the planar ellipse: centre and two conjugate directions in the plane
-    e1 = _unit(cross(vs, [1.0, 0.0, 0.0]) if abs(vs[0]) < 0.9 else cross(vs, [0.0, 1.0, 0.0]))
-    e2 = cross(vs, e1)
+    if abs(vs[0]) < 0.9:
+        e1 = _unit(_cross(vs, _v3(1.0, 0.0, 0.0)))
+    else:
+        e1 = _unit(_cross(vs, _v3(0.0, 1.0, 0.0)))
+    e2 = _cross(vs, e1)
     x0 = -vs4 * vs  # a point of the plane
+    ia2 = 1.0 / (a * a)
     # quadratic form of the ellipsoid restricted to the plane: x = x0 + s e1 + t e2
-    D = np.diag(1.0 / a ** 2)
-    A = np.array([[e1 @ D @ e1, e1 @ D @ e2], [e2 @ D @ e1, e2 @ D @ e2]])
-    bvec = np.array([x0 @ D @ e1, x0 @ D @ e2])
-    cst = x0 @ D @ x0 - 1.0
-    ctr = -np.linalg.solve(A, bvec)
-    k = cst - ctr @ A @ ctr  # (s-ctr)ᵀA(s-ctr) = -k
-    w, V = np.linalg.eigh(A)
-    radii2 = np.sqrt(np.maximum(-k / w, 0.0))
-    centre = x0 + ctr[0] * e1 + ctr[1] * e2
-    ax1 = (V[0, 0] * e1 + V[1, 0] * e2) * radii2[0]
-    ax2 = (V[0, 1] * e1 + V[1, 1] * e2) * radii2[1]
-    # tangent from p: in the ellipse's unit-circle coordinates, the polar of p
-    M = np.column_stack([ax1, ax2])
-    q = np.linalg.lstsq(M, p - centre, rcond=None)[0]
-    qq = float(q @ q)
+    A00 = _dot(e1 * ia2, e1)
+    A01 = _dot(e1 * ia2, e2)
+    A11 = _dot(e2 * ia2, e2)
+    b0 = _dot(x0 * ia2, e1)
+    b1 = _dot(x0 * ia2, e2)
+    cst = _dot(x0 * ia2, x0) - 1.0
+    det = A00 * A11 - A01 * A01
+    c0 = -(A11 * b0 - A01 * b1) / det
+    c1 = -(A00 * b1 - A01 * b0) / det
+    k = cst - (c0 * (A00 * c0 + A01 * c1) + c1 * (A01 * c0 + A11 * c1))  # (s-ctr)ᵀA(s-ctr) = -k
+    w0, w1, v00, v10, v01, v11 = _eigh2(A00, A01, A11)
+    rad0 = np.sqrt(max(-k / w0, 0.0))
+    rad1 = np.sqrt(max(-k / w1, 0.0))
+    centre = x0 + c0 * e1 + c1 * e2
+    ax1 = (v00 * e1 + v10 * e2) * rad0
+    ax2 = (v01 * e1 + v11 * e2) * rad1
+    # tangent from p: in the ellipse's unit-circle coordinates, the polar of p (ax1 ⟂ ax2)
+    d = p - centre
+    n1 = _dot(ax1, ax1)
+    n2 = _dot(ax2, ax2)
+    q0 = _dot(ax1, d) / n1 if n1 > 0.0 else 0.0
+    q1 = _dot(ax2, d) / n2 if n2 > 0.0 else 0.0
+    qq = q0 * q0 + q1 * q1
     if qq <= 1.0:
-        return None
-    base = q / qq
-    perp = np.array([-q[1], q[0]]) * np.sqrt(qq - 1.0) / qq
-    cands = [centre + M @ (base + perp), centre + M @ (base - perp)]
+        return False, p
+    s = np.sqrt(qq - 1.0) / qq
+    ca = centre + ax1 * (q0 / qq - q1 * s) + ax2 * (q1 / qq + q0 * s)
+    cb = centre + ax1 * (q0 / qq + q1 * s) + ax2 * (q1 / qq - q0 * s)
     line = p_other - p
-    side = np.sign(cross(line, same_side_as - p) @ vs)
-    for r in cands:
-        if np.sign(cross(line, r - p) @ vs) == side:
-            return r
-    return cands[0]
+    side = np.sign(_dot(_cross(line, same_side_as - p), vs))
+    if np.sign(_dot(_cross(line, ca - p), vs)) == side:
+        return True, ca
+    if np.sign(_dot(_cross(line, cb - p), vs)) == side:
+        return True, cb
+    return True, ca
 
 
-def wrap_ellipsoid(p1, p2, radii, quadrant: str = "all") -> WrapResult:
+@njit
+def ellipsoid_kernel(p1, p2, radii, axis, sign):
     """Wrap segment p1–p2 over the ellipsoid with semi-axes ``radii`` (3,) centred at the origin
-    (OpenSim's "hybrid" method). Wraps only when the segment passes through the ellipsoid."""
-    radii = np.asarray(radii, float)
-    factor = 3.0 / radii.sum()
-    p1 = np.asarray(p1, float) * factor
-    p2 = np.asarray(p2, float) * factor
+    (OpenSim's "hybrid" method). Wraps only when the segment passes through the ellipsoid.
+    Returns (status, r1, r2, length, points)."""
+    factor = 3.0 / (radii[0] + radii[1] + radii[2])
+    p1 = p1 * factor
+    p2 = p2 * factor
     a = radii * factor
-    axis, sign = parse_quadrant(quadrant)
-    p1e = float(np.sum((p1 / a) ** 2)) - 1.0
-    p2e = float(np.sum((p2 / a) ** 2)) - 1.0
+    p1e = _dot(p1 / a, p1 / a) - 1.0
+    p2e = _dot(p2 / a, p2 / a) - 1.0
     if p1e < -1e-4 or p2e < -1e-4:
-        return WrapResult(INSIDE)
-    if abs(_unit(p1) @ _unit(p2) - 1.0) < 1e-4:
-        return WrapResult(NO_WRAP)
+        return _none(INSIDE)
+    if abs(_dot(_unit(p1), _unit(p2)) - 1.0) < 1e-4:
+        return _none(NO_WRAP)
     p1p2 = p1 - p2
     f1 = p1p2 / a
     f2 = p2 / a
-    aa, bb, cc = f1 @ f1, 2.0 * (f1 @ f2), f2 @ f2 - 1.0
+    aa, bb, cc = _dot(f1, f1), 2.0 * _dot(f1, f2), _dot(f2, f2) - 1.0
     disc = bb * bb - 4.0 * aa * cc
     if disc < 0.0:
-        return WrapResult(NO_WRAP)
+        return _none(NO_WRAP)
     l1 = (-bb + np.sqrt(disc)) / (2.0 * aa)
     l2 = (-bb - np.sqrt(disc)) / (2.0 * aa)
     if not (0.0 < l1 < 1.0) or not (0.0 < l2 < 1.0):
-        return WrapResult(NO_WRAP)
+        return _none(NO_WRAP)
     r1 = p2 + l1 * p1p2
     r2 = p2 + l2 * p1p2
     r1r2 = r2 - r1
     # wrapping plane: through p1, p2 and c1 (hybrid of Frans' axial method and the fan average)
     mu = np.abs(_unit(p1p2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = -r1 / r1r2
-    t_sv = r1[None, :] + t[:, None] * r1r2[None, :]
-    t_c1 = np.array([_closest_ellipsoid(a, t_sv[i:i + 1], special_axis=i)[0] if np.isfinite(t[i])
-                     else np.full(3, np.nan) for i in range(3)])
     best = int(np.argmax(mu))
-    mub = float(mu[best])
-    c1 = sv = None
+    mub = mu[best]
+    tb = -r1[best] / r1r2[best]  # r1r2[best] != 0: the largest component of the segment's direction
+    c1 = np.zeros(3)
     fan_weight = -np.inf
     if mub > MU_BLEND_MIN:
         s = 1.0
-        tb = t[best]
         if tb < 0.0 or tb > 1.0:
             s = 0.0
         elif tb < SV_BOUNDARY_BLEND:
@@ -471,129 +560,191 @@ def wrap_ellipsoid(p1, p2, radii, quadrant: str = "all") -> WrapResult:
         if s < 1.0:
             mub = MU_BLEND_MIN + s * (mub - MU_BLEND_MIN)
     if mub > MU_BLEND_MIN:
-        c1, sv = t_c1[best].copy(), t_sv[best].copy()
+        c1 = _closest_ellipsoid(a, r1 + tb * r1r2, best)
     if mub < MU_BLEND_MAX:
         mid = r1 + 0.5 * r1r2
-        tt = np.arange(1, NUM_FAN_SAMPLES - 1) / NUM_FAN_SAMPLES
-        svs = r1[None, :] + tt[:, None] * r1r2[None, :]
-        blades = _closest_ellipsoid(a, svs) - svs
-        blades /= np.maximum(np.linalg.norm(blades, axis=1, keepdims=True), 1e-300)
-        fan_pt = mid + _unit(blades.sum(axis=0))
+        blade_sum = np.zeros(3)
+        for k in range(1, NUM_FAN_SAMPLES - 1):
+            sv = r1 + (k / NUM_FAN_SAMPLES) * r1r2
+            blade = _closest_ellipsoid(a, sv, -1) - sv
+            blade_sum += blade / max(_norm(blade), 1e-300)
+        fan_pt = mid + _unit(blade_sum)
         if mub <= MU_BLEND_MIN:
-            c1 = _closest_ellipsoid(a, fan_pt)[0]
-            sv = mid
+            c1 = _closest_ellipsoid(a, fan_pt, -1)
             fan_weight = 1.0
         else:
             w = (mub - MU_BLEND_MIN) / (MU_BLEND_MAX - MU_BLEND_MIN)
-            fan_c1 = _closest_ellipsoid(a, fan_pt)[0]
-            c1 = _closest_ellipsoid(a, w * c1 + (1.0 - w) * fan_c1)[0]
+            fan_c1 = _closest_ellipsoid(a, fan_pt, -1)
+            c1 = _closest_ellipsoid(a, w * c1 + (1.0 - w) * fan_c1, -1)
             fan_weight = 1.0 - w
     if sign != 0 and _dsign(c1[axis]) != sign:
-        orig = c1.copy()
+        orig = c1[axis]
         c1 = c1.copy()
         c1[axis] = -c1[axis]
         if fan_weight == -np.inf:
             fan_weight = 1.0 - (mub - MU_BLEND_MIN) / (MU_BLEND_MAX - MU_BLEND_MIN)
         fan_weight = min(fan_weight, 1.0)
         if fan_weight > 0.0:
-            bis = 0.5 * (orig[axis] + c1[axis])
+            bis = 0.5 * (orig + c1[axis])
             c1[axis] = c1[axis] + fan_weight * (bis - c1[axis])
-            c1 = _closest_ellipsoid(a, c1)[0]
-    vs = _unit(cross(p1p2, p1 - c1))
-    vs4 = -float(vs @ c1)
-    t1 = p1 if abs(p1e) < 1e-4 else _plane_tangent_point(p1, c1, p2, a, vs, vs4, c1)
-    t2 = p2 if abs(p2e) < 1e-4 else _plane_tangent_point(p2, c1, p1, a, vs, vs4, c1)
-    if t1 is None or t2 is None:
-        return WrapResult(NO_WRAP)
-    pts, length = _ellipsoid_arc(t1, t2, a, vs, vs4, factor, far_side=False)
-    if sign != 0 and len(pts) > 2:
-        if _unit(p1 - t1) @ _unit(pts[1] - t1) > 0.0 or _unit(p2 - t2) @ _unit(pts[-2] - t2) > 0.0:
-            pts, length = _ellipsoid_arc(t1, t2, a, vs, vs4, factor, far_side=True)
-    return WrapResult(MANDATORY, t1 / factor, t2 / factor, length / factor, pts / factor)
+            c1 = _closest_ellipsoid(a, c1, -1)
+    vs = _unit(_cross(p1p2, p1 - c1))
+    vs4 = -_dot(vs, c1)
+    ok1, t1 = (True, p1) if abs(p1e) < 1e-4 else _plane_tangent_point(p1, p2, a, vs, vs4, c1)
+    ok2, t2 = (True, p2) if abs(p2e) < 1e-4 else _plane_tangent_point(p2, p1, a, vs, vs4, c1)
+    if not (ok1 and ok2):
+        return _none(NO_WRAP)
+    pts, length = _ellipsoid_arc(t1, t2, a, vs, vs4, factor, False)
+    n = pts.shape[0]
+    if sign != 0 and n > 2:
+        if _dot(_unit(p1 - t1), _unit(pts[1] - t1)) > 0.0 or _dot(_unit(p2 - t2), _unit(pts[n - 2] - t2)) > 0.0:
+            pts, length = _ellipsoid_arc(t1, t2, a, vs, vs4, factor, True)
+    return MANDATORY, t1 / factor, t2 / factor, length / factor, pts / factor
 
 
+@njit
 def _ellipsoid_arc(r1, r2, a, vs, vs4, factor, far_side):
     """Points along the plane section of the ellipsoid from r1 to r2, about one per mm of chord,
     and the polyline length (both in the scaled coordinates)."""
-    chord = np.linalg.norm(r1 - r2) / factor
+    chord = _norm(r1 - r2) / factor
     if chord < ELLIPSOID_SEGMENT_M:
-        return np.array([r1, r2]), float(np.linalg.norm(r1 - r2))
+        pts = np.empty((2, 3))
+        pts[0] = r1
+        pts[1] = r2
+        return pts, _norm(r1 - r2)
     n = min(int(chord / ELLIPSOID_SEGMENT_M), 499)
     imax = int(np.argmax(np.abs(vs)))
-    u = np.zeros(3)
-    u[imax] = 1.0
-    a0 = (-vs4 / (vs @ u)) * u
+    a0 = np.zeros(3)
+    a0[imax] = -vs4 / vs[imax]
     ar1 = _unit(r1 - a0)
     ar2 = _unit(r2 - a0)
-    phi0 = _acos(ar1 @ ar2)
+    phi0 = _acos(_dot(ar1, ar2))
     dphi = -(2 * np.pi - phi0) / n if far_side else phi0 / n
-    vsz = _unit(cross(ar1, ar2))
-    vsy = cross(vsz, ar1)
-    phi = np.arange(1, n) * dphi
-    dirs = np.cos(phi)[:, None] * ar1[None, :] + np.sin(phi)[:, None] * vsy[None, :]
-    f1 = dirs / a
+    vsz = _unit(_cross(ar1, ar2))
+    vsy = _cross(vsz, ar1)
     f2 = a0 / a
-    aa = np.sum(f1 * f1, axis=1)
-    bb = 2.0 * (f1 @ f2)
-    cc = f2 @ f2 - 1.0
-    mu3 = (-bb + np.sqrt(np.maximum(bb * bb - 4.0 * aa * cc, 0.0))) / (2.0 * aa)
-    inner = a0[None, :] + mu3[:, None] * dirs
-    pts = np.vstack([r1, inner, r2])
-    return pts, float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
+    cc = _dot(f2, f2) - 1.0
+    pts = np.empty((n + 1, 3))
+    pts[0] = r1
+    for k in range(1, n):
+        phi = k * dphi
+        dirs = np.cos(phi) * ar1 + np.sin(phi) * vsy
+        f1 = dirs / a
+        aa = _dot(f1, f1)
+        bb = 2.0 * _dot(f1, f2)
+        mu3 = (-bb + np.sqrt(max(bb * bb - 4.0 * aa * cc, 0.0))) / (2.0 * aa)
+        pts[k] = a0 + mu3 * dirs
+    pts[n] = r2
+    total = 0.0
+    for k in range(n):
+        total += _norm(pts[k + 1] - pts[k])
+    return pts, total
 
 
-def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
+# --------------------------------------------------------------------------------------------------
+# Sphere
+# --------------------------------------------------------------------------------------------------
+@njit
+def _sphere_tangent(p, towards, R):
+    dp = _norm(p)
+    e = p / dp
+    f = _unit(towards - _dot(towards, e) * e)
+    ang = np.arccos(R / dp)
+    return R * (np.cos(ang) * e + np.sin(ang) * f)
+
+
+@njit
+def sphere_kernel(p1, p2, radius, axis, sign):
     """Wrap segment p1–p2 over a sphere of ``radius`` at the origin: the shortest path (tangent
     lines and a great-circle arc in the plane through p1, p2 and the centre). Wraps when the segment
     passes through the sphere, or — with a quadrant — when the straight segment crosses the
-    inactive side; the arc then goes round the active side."""
-    p1 = np.asarray(p1, float)
-    p2 = np.asarray(p2, float)
-    R = float(radius)
-    axis, sign = parse_quadrant(quadrant)
-    if p1 @ p1 < R * R or p2 @ p2 < R * R:
-        return WrapResult(INSIDE)
+    inactive side; the arc then goes round the active side. Returns (status, r1, r2, length, points)."""
+    R = radius
+    if _dot(p1, p1) < R * R or _dot(p2, p2) < R * R:
+        return _none(INSIDE)
     d = p2 - p1
-    tmin = float(np.clip(-(p1 @ d) / (d @ d), 0.0, 1.0))
+    tmin = min(max(-_dot(p1, d) / _dot(d, d), 0.0), 1.0)
     closest = p1 + tmin * d
-    crosses = closest @ closest < R * R and 0.0 < tmin < 1.0
-    n = cross(p1, p2)
-    if np.linalg.norm(n) < tol.zero:
-        return WrapResult(NO_WRAP)
+    crosses = _dot(closest, closest) < R * R and 0.0 < tmin < 1.0
+    n = _cross(p1, p2)
+    if _norm(n) < GEOMETRIC_ZERO:
+        return _none(NO_WRAP)
     n = _unit(n)
     far = False
+    status = MANDATORY
     if sign == 0:
         if not crosses:
-            return WrapResult(NO_WRAP)
-        status = MANDATORY
+            return _none(NO_WRAP)
     else:
         if crosses:
-            status = MANDATORY
             far = _dsign(closest[axis]) != sign
         elif _dsign(closest[axis]) != sign and _dsign(p1[axis]) != _dsign(p2[axis]):
             status, far = WRAPPED, True
         else:
-            return WrapResult(NO_WRAP)
-
-    def tangent(p, towards):
-        dp = np.linalg.norm(p)
-        e = p / dp
-        f = _unit(towards - (towards @ e) * e)
-        ang = np.arccos(R / dp)
-        return R * (np.cos(ang) * e + np.sin(ang) * f)
-
+            return _none(NO_WRAP)
     # in-plane tangent points on the side facing the other end (short way) or away from it (far)
-    q2 = p2 if not far else -p2
-    q1 = p1 if not far else -p1
-    t1 = tangent(p1, q2)
-    t2 = tangent(p2, q1)
+    q2 = -p2 if far else p2
+    q1 = -p1 if far else p1
+    t1 = _sphere_tangent(p1, q2, R)
+    t2 = _sphere_tangent(p2, q1, R)
     u1, u2 = _unit(t1), _unit(t2)
-    ang = _acos(u1 @ u2)
+    ang = _acos(_dot(u1, u2))
     if far:
         ang = 2 * np.pi - ang
     k = max(int(R * ang / CYLINDER_SEGMENT_M), 1)
-    rot_axis = _unit(cross(u1, u2)) if not far else -_unit(cross(u1, u2))
-    if np.linalg.norm(cross(u1, u2)) < tol.zero:
+    c12 = _cross(u1, u2)
+    rot_axis = -_unit(c12) if far else _unit(c12)
+    if _norm(c12) < GEOMETRIC_ZERO:
         rot_axis = n
-    pts = np.array([R * (axis_angle_matrix(rot_axis, ang * s) @ u1) for s in np.linspace(0, 1, k + 1)])
-    return WrapResult(status, t1, t2, float(R * ang), pts)
+    pts = np.empty((k + 1, 3))
+    for i in range(k + 1):
+        pts[i] = R * _rotate(rot_axis, ang * (i / k), u1)
+    return status, t1, t2, R * ang, pts
+
+
+# --------------------------------------------------------------------------------------------------
+# One entry for the path kernel, and the Python-facing functions
+# --------------------------------------------------------------------------------------------------
+@njit
+def wrap_kernel(kind, p1, p2, dims, axis, sign, single):
+    """Wrap segment p1–p2 (in the object's frame W) over an object of ``kind`` (CYLINDER: dims
+    radius, length; ELLIPSOID: the three semi-axes; SPHERE: radius; anything else: no wrap).
+    Returns (status, r1, r2, length, points)."""
+    if kind == CYLINDER:
+        return cylinder_kernel(p1, p2, dims[0], dims[1], axis, sign, single)
+    if kind == ELLIPSOID:
+        return ellipsoid_kernel(p1, p2, dims[:3].copy(), axis, sign)
+    if kind == SPHERE:
+        return sphere_kernel(p1, p2, dims[0], axis, sign)
+    return _none(NO_WRAP)
+
+
+def _call(kind, p1, p2, dims, quadrant, single=True) -> WrapResult:
+    axis, sign = parse_quadrant(quadrant)
+    d = np.zeros(3)
+    dims = np.asarray(dims, float).ravel()
+    d[:dims.size] = dims
+    status, r1, r2, length, pts = wrap_kernel(kind, np.array(p1, float).reshape(3), np.array(p2, float).reshape(3),
+                                              d, axis, sign, bool(single))
+    return WrapResult(int(status), np.asarray(r1), np.asarray(r2), float(length), np.asarray(pts))
+
+
+def wrap_cylinder(p1, p2, radius: float, length: float, quadrant: str = "all",
+                  single: bool = True) -> WrapResult:
+    """Wrap segment p1–p2 over a cylinder of ``radius`` about z, ``length`` long, centred at 0.
+
+    single: the path has only this wrap object (OpenSim then keeps the first tangent estimate
+    instead of refining tangency to 0.1°).
+    """
+    return _call(CYLINDER, p1, p2, (radius, length), quadrant, single)
+
+
+def wrap_ellipsoid(p1, p2, radii, quadrant: str = "all") -> WrapResult:
+    """Wrap segment p1–p2 over the ellipsoid with semi-axes ``radii`` (3,) centred at the origin
+    (OpenSim's "hybrid" method). Wraps only when the segment passes through the ellipsoid."""
+    return _call(ELLIPSOID, p1, p2, radii, quadrant)
+
+
+def wrap_sphere(p1, p2, radius: float, quadrant: str = "all") -> WrapResult:
+    """Wrap segment p1–p2 over a sphere of ``radius`` at the origin (see ``sphere_kernel``)."""
+    return _call(SPHERE, p1, p2, (radius,), quadrant)
