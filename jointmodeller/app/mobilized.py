@@ -325,6 +325,40 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r)
 
 
+def unbalanced_description(mp: MobilizedProject, q: np.ndarray, r: np.ndarray, count: int = 2) -> str:
+    """Where a failed equilibrium is out of balance, in words: the ``count`` largest unbalanced
+    generalized forces (force [N] on translations, moment [N·m] on rotations, compared per model
+    length), each as the body its coordinate moves, the amount and the direction in ground
+    ("patella_r: 3.95 N along (+0.00, −1.00, +0.00) (coordinate pf_ty_r)")."""
+    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
+
+    system = mp.model.system
+    r = np.asarray(r, float)
+    if r.size == 0 or not np.all(np.isfinite(r)):
+        return "the unbalanced forces are not finite"
+    rot = rotational_speeds(system, q)
+    L = mp.built.system.length_scale
+    scaled = np.abs(r) / np.where(rot, L, 1.0)
+    Jw, Jv = system.jacobians(system.kinematics(q))
+    coord = {k: n for n, k in mp.model.uindex.items()}
+    body_name = {i: n for n, i in mp.model.body.items()}
+    tree = system.tree
+    parts = []
+    for k in np.argsort(-scaled)[:count]:
+        if scaled[k] <= 0.0:
+            break
+        owner = next((b for b in range(system.n_bodies)
+                      if int(tree.uoff[b]) <= k < int(tree.uoff[b] + tree.nu[b])), None)
+        body = body_name.get(owner, f"body {owner}")
+        J = Jw[owner, :, k] if rot[k] else Jv[owner, :, k]
+        n = float(np.linalg.norm(J)) if owner is not None else 0.0
+        d = np.sign(r[k]) * J / n if n > 0 else np.zeros(3)
+        amount = f"{abs(r[k]):.3g} N·m about" if rot[k] else f"{abs(r[k]):.3g} N along"
+        parts.append(f"{body}: {amount} ({d[0]:+.2f}, {d[1]:+.2f}, {d[2]:+.2f}) in ground "
+                     f"(coordinate {coord.get(int(k), f'u{k}')})")
+    return "; ".join(parts) if parts else "no unbalanced force"
+
+
 SETTLE_SPAN_S = 0.5
 """First span of damped dynamics [s] when tree Newton fails far from equilibrium (then ×4, ×16)."""
 
@@ -343,6 +377,12 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
     has_contact = any(hasattr(e, "frozen") for e in mp.bridge.elements)
 
     def solve(state, force_tol: float, moment_tol: float):
+        res = solve_on_tree(state, force_tol, moment_tol)
+        if not res.converged and not res.message.startswith("stopped") and res.residual is not None:
+            res.message += "; most unbalanced: " + unbalanced_description(mp, res.state.q, res.residual)
+        return res
+
+    def solve_on_tree(state, force_tol: float, moment_tol: float):
         if has_contact:
             return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
                                        iterations_per_set=max_iterations, progress=progress, cancel=cancel,

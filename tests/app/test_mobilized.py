@@ -83,3 +83,28 @@ def test_unknown_function_kind_in_a_constraint_is_reported():
     bad = ConstraintSpec("c", "prescribed_motion", coordinates=("nope",), function=FunctionSpec("linear", (1.0, 0.0)))
     with pytest.raises(ValidationError, match="Constraints › c"):
         run_dynamics_mobilized(two_bone_project(constraints=(bad,)), t_end=0.01)
+
+
+def test_a_failed_equilibrium_names_the_unbalanced_body_and_direction():
+    """The message of an equilibrium that fails names the body whose coordinate is out of balance,
+    the amount and the direction in ground: the slider's axis as its turned joint frames place it."""
+    from jointmodeller.app.mobilized import build_mobilized, equilibrium_solver, initial_state, unbalanced_description
+
+    slide = JointSpec(type="slider", parent="upper", frame_parent=Frame((0.0, 0.0, -0.05), (0.0, 0.0, 90.0)),
+                      frame_child=Frame((0.0, 0.0, 0.0), (0.0, 0.0, 90.0)), coordinates=("drawer",),
+                      default_q=(0.0,))
+    project = two_bone_project(slide)
+    mp = build_mobilized(project)
+    state = initial_state(mp)
+    k = mp.model.uindex["drawer"]
+    Jw, Jv = mp.model.system.jacobians(mp.model.system.kinematics(state.q))
+    axis = Jv[mp.model.body["lower"], :, k] / np.linalg.norm(Jv[mp.model.body["lower"], :, k])
+    r = np.zeros(mp.model.system.nu)
+    r[k] = -3.95
+    text = unbalanced_description(mp, state.q, r)
+    assert text.startswith("lower: 3.95 N along") and "(coordinate drawer)" in text
+    shown = np.array([float(x) for x in text.split("(")[1].split(")")[0].split(",")])
+    np.testing.assert_allclose(shown, -axis, atol=0.006)  # the force pushes against +u: along −axis
+    # an equilibrium cut short reports it in its message
+    res = equilibrium_solver(mp, max_iterations=1, settle=False)(state, 1e-12, 1e-12)
+    assert not res.converged and "most unbalanced: lower:" in res.message and "(coordinate drawer)" in res.message
