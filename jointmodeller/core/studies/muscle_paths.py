@@ -17,6 +17,7 @@ iteration over several wrap objects). At each sample of the swept coordinate the
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -25,13 +26,12 @@ from jointmodeller.core.geometry import wrap_analytic as wa
 from jointmodeller.core.multibody import functions as mbf
 from jointmodeller.core.multibody.functions import from_spec as backend_function  # noqa: F401 (re-export)
 from jointmodeller.core.multibody.model_tree import frame_transform, mass_tree
-from jointmodeller.core.multibody.moment_arms import generalized_forces as mb_generalized_forces
-from jointmodeller.core.multibody.state import State
 from jointmodeller.core.multibody.system import MultibodySystem
+from jointmodeller.core.studies import path_kernel as pk
+from jointmodeller.core.studies.path_kernel import WRAP_CONVERGENCE_M  # noqa: F401 (re-export)
 from jointmodeller.model.specs import Attachment, Project, WrapObject
 
 EXCURSION_STEP = 1e-4
-WRAP_CONVERGENCE_M = 0.0005
 
 
 @dataclass
@@ -133,6 +133,11 @@ class PathSpec:
     wraps: tuple[PathWrap, ...] = ()
     moving: tuple[MovingPoint, ...] = ()
 
+    @cached_property
+    def packed(self) -> pk.PackedPaths:
+        """This path alone as the path kernel's arrays (packed once)."""
+        return pk.pack_paths([self])
+
     def points_B(self, q: np.ndarray) -> np.ndarray:
         """r_B (m, 3) of every point at coordinates q (moving points evaluated)."""
         if not self.moving:
@@ -199,26 +204,34 @@ class _Pt:
     r_B: np.ndarray
     wrap: int = -1  # index of the path's wrap object for automatic wrap points
     arc: float = 0.0  # surface length from the previous wrap point (second wrap point only)
-    surface_B: np.ndarray | None = None  # (k, 3) surface points from the previous wrap point, in B
+    seg_W: np.ndarray | None = None  # (6,) the wrapped segment's ends in the wrap frame (second wrap point only)
     slot: int = 0  # 1 or 2 for the first / second wrap point of a wrap object
     index: int = -1  # the path point this is (-1 for wrap points)
 
 
 @dataclass
 class PathState:
-    """The path at one pose: its points (body, r_B, wrap id), their positions x_G (k, 3), length."""
+    """The path at one pose: its points (body, r_B, wrap id), their positions x_G (k, 3), length;
+    ``path``: the PathSpec it was solved from (to redraw wrap arcs)."""
 
     points: list
     x_G: np.ndarray
     length: float
+    path: PathSpec | None = None
 
     def polyline_G(self, kin) -> np.ndarray:
         """(k, 3) points along the whole path in G, wrap arcs sampled on their surfaces (drawing)."""
         out = [self.x_G[0]]
         for k in range(1, len(self.points)):
             p = self.points[k]
-            if p.surface_B is not None and p.wrap == self.points[k - 1].wrap:
-                out += [_to_G(kin, p.body, r) for r in p.surface_B[1:-1]]
+            if p.seg_W is not None and p.wrap == self.points[k - 1].wrap and self.path is not None:
+                w = self.path.wraps[p.wrap]
+                axis, sign = wa.parse_quadrant(w.quadrant)
+                dims = np.zeros(3)
+                dims[:min(3, len(w.dims))] = np.asarray(w.dims, float)[:3]
+                pts = wa.wrap_kernel(wa.KINDS.get(w.kind, wa.UNWRAPPED), p.seg_W[:3].copy(), p.seg_W[3:].copy(), dims,
+                                     axis, sign, len(self.path.wraps) == 1)[4]
+                out += [_to_G(kin, p.body, w.R_BW @ r + w.p_BW) for r in pts[1:-1]]
             out.append(self.x_G[k])
         return np.array(out)
 
@@ -229,38 +242,22 @@ def _to_G(kin, body: int, r: np.ndarray) -> np.ndarray:
     return kin.p_GB[body] + kin.R_GB[body] @ r
 
 
-def _to_B(kin, body: int, x: np.ndarray) -> np.ndarray:
-    if body < 0:
-        return x
-    return kin.R_GB[body].T @ (x - kin.p_GB[body])
-
-
-def _length(kin, pts: list[_Pt], where=None) -> float:
-    where = where or (lambda p: _to_G(kin, p.body, p.r_B))
-    total = 0.0
-    for a, b in zip(pts[:-1], pts[1:]):
-        if a.wrap >= 0 and a.wrap == b.wrap:
-            total += b.arc
-        else:
-            total += float(np.linalg.norm(where(b) - where(a)))
-    return total
-
-
-def _wrap_segment(kin, w: PathWrap, a: _Pt, b: _Pt, single: bool) -> wa.WrapResult:
-    xa = w.R_BW.T @ (_to_B(kin, w.body, _to_G(kin, a.body, a.r_B)) - w.p_BW)
-    xb = w.R_BW.T @ (_to_B(kin, w.body, _to_G(kin, b.body, b.r_B)) - w.p_BW)
-    if w.kind == "cylinder":
-        return wa.wrap_cylinder(xa, xb, w.dims[0], w.dims[1], w.quadrant, single=single)
-    if w.kind == "ellipsoid":
-        return wa.wrap_ellipsoid(xa, xb, w.dims, w.quadrant)
-    if w.kind == "sphere":
-        return wa.wrap_sphere(xa, xb, w.dims[0], w.quadrant)
-    return wa.WrapResult(wa.NO_WRAP)  # tori: not wrapped (listed by the importer)
+def path_states(solved: pk.SolvedPaths, specs: Sequence[PathSpec]) -> list[PathState]:
+    """The kernel's solved paths as PathStates (one _Pt per point)."""
+    out = []
+    for p, spec in enumerate(specs):
+        o, n = int(solved.off[p]), int(solved.n[p])
+        pts = [_Pt(int(solved.body[k]), solved.r_B[k].copy(), int(solved.wrap[k]), float(solved.arc[k]),
+                   solved.seg[k].copy() if solved.slot[k] == 2 else None, int(solved.slot[k]), int(solved.index[k]))
+               for k in range(o, o + n)]
+        out.append(PathState(pts, solved.x_G[o:o + n].copy(), float(solved.length[p]), spec))
+    return out
 
 
 def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=None,
               opensim_stale_wrap_points: bool = False) -> PathState:
-    """The wrapped path at coordinates q, following OpenSim's GeometryPath rules.
+    """The wrapped path at coordinates q, following OpenSim's GeometryPath rules (the path kernel,
+    ``core.studies.path_kernel``, on this one path).
 
     kin: body poses (attributes p_GB (n, 3), R_GB (n, 3, 3)); computed from ``model`` when None.
     opensim_stale_wrap_points: reproduce OpenSim 4.x exactly for paths with several wrap objects:
@@ -270,115 +267,8 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
     uses the current wrap points; single-wrap paths are the same either way.
     """
     kin = kin if kin is not None else model.system.kinematics(q)
-    cache: dict[tuple[int, int], np.ndarray] = {}
-
-    def where(p: _Pt) -> np.ndarray:
-        if opensim_stale_wrap_points and p.wrap >= 0:
-            key = (p.wrap, p.slot)
-            if key not in cache:
-                cache[key] = _to_G(kin, p.body, p.r_B)
-            return cache[key]
-        return _to_G(kin, p.body, p.r_B)
-
-    n_orig = len(path.body)
-    active = np.ones(n_orig, bool)
-    for k in range(n_orig):
-        c = path.cond[k]
-        if c >= 0:
-            active[k] = path.cond_range[k, 0] <= q[c] <= path.cond_range[k, 1]
-    r_B = path.points_B(q)
-    orig = {k: _Pt(int(path.body[k]), r_B[k], index=k) for k in range(n_orig)}
-    pts: list[_Pt] = [orig[k] for k in range(n_orig) if active[k]]
-    nw = len(path.wraps)
-    order = list(range(nw))
-    results = [wa.NO_WRAP] * nw
-    last = np.inf
-    for kk in range(1 if nw < 2 else 8):
-        for i in range(nw):
-            wid = order[i]
-            w = path.wraps[wid]
-            results[i] = wa.NO_WRAP
-            pts = [p for p in pts if p.wrap != wid]
-            ws = 0 if w.start < 1 else w.start - 1
-            we = n_orig - 1 if w.end < 1 else min(w.end - 1, n_orig - 1)
-            fwd = next((k for k in range(ws, we + 1) if active[k]), None)
-            rev = next((k for k in range(we, ws - 1, -1) if active[k]), None)
-            if fwd is None or rev is None:
-                return PathState(pts, np.array([where(p) for p in pts]), _length(kin, pts, where))
-            start = next(j for j, p in enumerate(pts) if p is orig[fwd])
-            end = next(j for j, p in enumerate(pts) if p is orig[rev])
-            best, best_at, min_change = None, -1, np.inf
-            for j in range(start, end):
-                a, b = pts[j], pts[j + 1]
-                if a.wrap >= 0 and b.wrap >= 0 and a.wrap == b.wrap:
-                    continue
-                res = _wrap_segment(kin, w, a, b, single=(nw == 1))
-                results[i] = res.status
-                if res.status == wa.MANDATORY:
-                    best, best_at = res, j
-                    break
-                if res.status == wa.WRAPPED:
-                    xa, xb = where(a), where(b)
-                    r1 = _to_G(kin, w.body, w.R_BW @ res.r1 + w.p_BW)
-                    r2 = _to_G(kin, w.body, w.R_BW @ res.r2 + w.p_BW)
-                    change = (np.linalg.norm(r1 - xa) + res.length + np.linalg.norm(xb - r2)
-                              - np.linalg.norm(xb - xa))
-                    if change < min_change:
-                        best, best_at, min_change = res, j, change
-            if best is not None and len(best.points):
-                p1 = _Pt(w.body, w.R_BW @ best.r1 + w.p_BW, wid, 0.0, slot=1)
-                p2 = _Pt(w.body, w.R_BW @ best.r2 + w.p_BW, wid, best.length,
-                         best.points @ w.R_BW.T + w.p_BW, slot=2)
-                pts[best_at + 1:best_at + 1] = [p1, p2]
-        length = _length(kin, pts, where)
-        if abs(length - last) < WRAP_CONVERGENCE_M:
-            break
-        last = length
-        if kk == 0 and nw > 1 and results[0] == wa.NO_WRAP and results[1] == wa.INSIDE:
-            order[0], order[1] = 1, 0
-            pts = [p for p in pts if p.wrap != 0]
-    x_G = np.array([where(p) for p in pts])
-    return PathState(pts, x_G, _length(kin, pts, where))
-
-
-def path_body_forces(model: MultibodyModel, state: PathState, kin) -> tuple[np.ndarray, np.ndarray]:
-    """force_G, torque_G (nb, 3) about each centre of mass of unit tension along the path's
-    straight stretches between different bodies (wrap arcs and stretches within one body are
-    internal). Directions come from the path's point positions (``state.x_G``), forces act at the
-    points' current body-fixed locations — as OpenSim's GeometryPath applies them."""
-    system = model.system
-    force_G = np.zeros((system.n_bodies, 3))
-    torque_G = np.zeros((system.n_bodies, 3))
-    com = kin.p_GB + np.einsum("nij,nj->ni", kin.R_GB, system.com_B)
-    pts = state.points
-    for k in range(len(pts) - 1):
-        a, b = pts[k], pts[k + 1]
-        if a.body == b.body:
-            continue
-        e = state.x_G[k + 1] - state.x_G[k]
-        n = np.linalg.norm(e)
-        if n == 0:
-            continue
-        e = e / n
-        for p, f in ((a, e), (b, -e)):
-            if p.body >= 0:
-                x = _to_G(kin, p.body, p.r_B)
-                force_G[p.body] += f
-                torque_G[p.body] += np.cross(x - com[p.body], f)
-    return force_G, torque_G
-
-
-def generalized_forces(model: MultibodyModel, state: PathState, kin, q: np.ndarray,
-                       path: PathSpec | None = None) -> np.ndarray:
-    """Generalized forces (nu,) of unit tension along the path, f = Jᵀ F, by the mobilizer
-    backend's recursion (seed 002's generalized-force method), plus — for the moving points of
-    ``path`` — each point's own motion on its body: the unit-tension force on the point, F_i = e_i −
-    e_{i−1} over its straight neighbours (any bodies), times R_GB ∂r_B/∂q of its coordinate."""
-    force_G, torque_G = path_body_forces(model, state, kin)
-    tau = mb_generalized_forces(model.system, State(0.0, q, np.zeros(model.system.nu)), force_G, torque_G)
-    if path is not None and path.moving:
-        tau = tau + moving_point_forces(path, state, kin, q, model.system.nu)
-    return tau
+    solved = pk.solve_paths(path.packed, kin.R_GB, kin.p_GB, q, opensim_stale_wrap_points)
+    return path_states(solved, [path])[0]
 
 
 def moving_point_shares(path: PathSpec, state: PathState, R_GB, q: np.ndarray) -> list[tuple[int, int, float]]:
@@ -471,21 +361,19 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         q[k] = x
         return model.apply_couplers(q)
 
+    packed = pk.pack_paths(specs)
     for i, x in enumerate(values):
         q = q_at(x)
         kin = model.system.kinematics(q)
-        kin_p = model.system.kinematics(q_at(x + EXCURSION_STEP))
-        kin_m = model.system.kinematics(q_at(x - EXCURSION_STEP))
-        for j, spec in enumerate(specs):
-            st = calc_path(model, spec, q, kin, opensim_stale_wrap_points)
-            tau = generalized_forces(model, st, kin, q, spec)
-            ma = tau[ku] + sum(tau[dep] * fn.calc(x, 1)[0] for dep, fn in deps)
-            L[i, j] = st.length
-            R[i, j] = ma
-            W[i, j] = any(p.wrap >= 0 for p in st.points)
-            lp = calc_path(model, spec, q_at(x + EXCURSION_STEP), kin_p, opensim_stale_wrap_points).length
-            lm = calc_path(model, spec, q_at(x - EXCURSION_STEP), kin_m, opensim_stale_wrap_points).length
-            RE[i, j] = -(lp - lm) / (2 * EXCURSION_STEP)
+        solved = pk.solve_paths(packed, kin.R_GB, kin.p_GB, q, opensim_stale_wrap_points)
+        tau = pk.generalized_forces(model.system, kin, packed, solved, q)  # (paths, nu): every coordinate at once
+        R[i] = tau[:, ku] + sum(tau[:, dep] * fn.calc(x, 1)[0] for dep, fn in deps)
+        L[i] = solved.length
+        W[i] = solved.wrapped()
+        lp, lm = (pk.solve_paths(packed, kk.R_GB, kk.p_GB, qq, opensim_stale_wrap_points).length
+                  for qq in (q_at(x + EXCURSION_STEP), q_at(x - EXCURSION_STEP))
+                  for kk in (model.system.kinematics(qq),))
+        RE[i] = -(lp - lm) / (2 * EXCURSION_STEP)
     return MusclePathResult(coordinate, values, names, L, R, RE, W)
 
 

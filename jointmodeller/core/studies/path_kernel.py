@@ -1,0 +1,576 @@
+"""Every muscle path of a model at one pose in one compiled call (OpenSim's GeometryPath rules).
+
+``pack_paths`` flattens a list of ``core.studies.muscle_paths.PathSpec`` into arrays once (points,
+conditional ranges, moving points as encoded Functions, wrap objects); ``solve_paths`` then takes the
+body poses R_GB (nb, 3, 3), p_GB (nb, 3) and the coordinates q and returns every path's points (body,
+r_B, position in G, wrap object and slot, surface length, original point index) and length —
+conditional via points, moving points, the choice of segment per wrap object, the iteration over
+several wrap objects and OpenSim's stale wrap-point positions (``stale``) as in
+``muscle_paths.calc_path``, which is this kernel on one path. ``unit_tension_forces`` turns the
+solved paths into the body forces of unit tension (force and moment about each body origin, in G)
+and the generalized forces of the moving points' own motion; with the tree's Jacobians
+(``body_jacobians``) that is seed 002's generalized-force moment arm about every coordinate at once,
+with no re-solve per coordinate (``generalized_forces``).
+
+The wrap solvers are ``core.geometry.wrap_analytic.wrap_kernel``. All kernels go through
+``core._jit.njit`` (cached on disk; plain Python with ``JOINTMODELLER_NUMBA=0``). Arrays are passed
+with fixed dtypes (float64, int64, C order) so each kernel compiles once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jointmodeller.core._jit import njit
+from jointmodeller.core.geometry import wrap_analytic as wa
+from jointmodeller.core.multibody.functions import encode_for_table, eval_function_1d
+
+WRAP_CONVERGENCE_M = 0.0005
+"""OpenSim's wrap iteration over several wrap objects stops when the length changes less than this."""
+MAX_WRAP_PASSES = 8
+
+
+@dataclass(frozen=True)
+class PackedPaths:
+    """Paths as flat arrays (P paths, N points, W wrap objects in all). Point g of path p is
+    ``pt_off[p] <= g < pt_off[p + 1]``; its moving components (``mv_on[g]``) are functions
+    ``mv_f[g, a]`` of q[mv_q[g, a]] (-1: at 0), r_B = mv_A[g] r_L + mv_b[g]; ``mv_u``: the
+    coordinates' speed indices (-1 unknown). Wrap w of path p is ``wr_off[p] <= w < wr_off[p + 1]``,
+    kind a ``wrap_analytic`` kind, dims (3,), quadrant (axis, sign), 1-based point range
+    (start, end; -1 = path ends). ``cap``: most points a solved path can have."""
+
+    names: tuple
+    pt_off: np.ndarray
+    pt_body: np.ndarray
+    pt_r: np.ndarray
+    pt_cond: np.ndarray
+    pt_range: np.ndarray
+    mv_on: np.ndarray
+    mv_f: np.ndarray
+    mv_q: np.ndarray
+    mv_u: np.ndarray
+    mv_A: np.ndarray
+    mv_b: np.ndarray
+    ftype: np.ndarray
+    foff: np.ndarray
+    fdata: np.ndarray
+    wr_off: np.ndarray
+    wr_body: np.ndarray
+    wr_R: np.ndarray
+    wr_p: np.ndarray
+    wr_kind: np.ndarray
+    wr_dims: np.ndarray
+    wr_axis: np.ndarray
+    wr_sign: np.ndarray
+    wr_range: np.ndarray
+    out_off: np.ndarray
+
+    @property
+    def n_paths(self) -> int:
+        return len(self.names)
+
+    def arrays(self) -> tuple:
+        """The arrays ``_solve`` takes, in its order."""
+        return (self.pt_off, self.pt_body, self.pt_r, self.pt_cond, self.pt_range, self.mv_on, self.mv_f,
+                self.mv_q, self.mv_A, self.mv_b, self.ftype, self.foff, self.fdata, self.wr_off, self.wr_body,
+                self.wr_R, self.wr_p, self.wr_kind, self.wr_dims, self.wr_axis, self.wr_sign, self.wr_range,
+                self.out_off)
+
+
+def pack_paths(specs) -> PackedPaths:
+    """PackedPaths of a sequence of PathSpec (``core.studies.muscle_paths``)."""
+    i64, f64 = np.int64, np.float64
+    pt_off, wr_off, out_off = [0], [0], [0]
+    body, r, cond, rng = [], [], [], []
+    mv_on, mv_f, mv_q, mv_u, mv_A, mv_b = [], [], [], [], [], []
+    ftype, foff, chunks = [], [], []
+    size = 0
+    wb, wR, wp, wk, wd, wax, wsg, wrg = [], [], [], [], [], [], [], []
+    for spec in specs:
+        n = len(spec.body)
+        moving = {mp.index: mp for mp in spec.moving}
+        for k in range(n):
+            body.append(int(spec.body[k]))
+            r.append(np.asarray(spec.r_B[k], f64))
+            cond.append(int(spec.cond[k]))
+            rng.append(np.asarray(spec.cond_range[k], f64))
+            mp = moving.get(k)
+            fi = [-1, -1, -1]
+            if mp is not None:
+                for a, fn in enumerate(mp.fns):
+                    t, _, data = encode_for_table(fn)
+                    fi[a] = len(ftype)
+                    ftype.append(t)
+                    foff.append(size)
+                    chunks.append(np.asarray(data, f64))
+                    size += len(data)
+            mv_on.append(mp is not None)
+            mv_f.append(fi)
+            mv_q.append(list(mp.qidx) if mp is not None else [-1, -1, -1])
+            mv_u.append(list(mp.uidx) if mp is not None else [-1, -1, -1])
+            mv_A.append(np.asarray(mp.A, f64) if mp is not None else np.eye(3))
+            mv_b.append(np.asarray(mp.b, f64) if mp is not None else np.zeros(3))
+        for w in spec.wraps:
+            wb.append(int(w.body))
+            wR.append(np.asarray(w.R_BW, f64))
+            wp.append(np.asarray(w.p_BW, f64))
+            wk.append(wa.KINDS.get(w.kind, wa.UNWRAPPED))
+            d = np.zeros(3)
+            d[:min(3, len(w.dims))] = np.asarray(w.dims, f64)[:3]
+            wd.append(d)
+            axis, sign = wa.parse_quadrant(w.quadrant)
+            wax.append(axis)
+            wsg.append(sign)
+            wrg.append((int(w.start), int(w.end)))
+        pt_off.append(len(body))
+        wr_off.append(len(wb))
+        out_off.append(out_off[-1] + n + 2 * len(spec.wraps))
+
+    def arr(x, dt, shape):
+        return np.ascontiguousarray(np.array(x, dt).reshape(shape))
+
+    return PackedPaths(
+        tuple(s.name for s in specs), arr(pt_off, i64, (-1,)), arr(body, i64, (-1,)), arr(r, f64, (-1, 3)),
+        arr(cond, i64, (-1,)), arr(rng, f64, (-1, 2)), arr(mv_on, np.bool_, (-1,)), arr(mv_f, i64, (-1, 3)),
+        arr(mv_q, i64, (-1, 3)), arr(mv_u, i64, (-1, 3)), arr(mv_A, f64, (-1, 3, 3)), arr(mv_b, f64, (-1, 3)),
+        arr(ftype or [0], i64, (-1,)), arr(foff or [0], i64, (-1,)),
+        arr(np.concatenate(chunks) if chunks else np.zeros(1), f64, (-1,)),
+        arr(wr_off, i64, (-1,)), arr(wb, i64, (-1,)), arr(wR, f64, (-1, 3, 3)), arr(wp, f64, (-1, 3)),
+        arr(wk, i64, (-1,)), arr(wd, f64, (-1, 3)), arr(wax, i64, (-1,)), arr(wsg, i64, (-1,)),
+        arr(wrg, i64, (-1, 2)), arr(out_off, i64, (-1,)))
+
+
+@dataclass
+class SolvedPaths:
+    """Every path at one pose: path p's points are rows ``off[p] : off[p] + n[p]`` of body (-1
+    ground), r_B (3,) in the body frame, x_G (3,) where the path's straight stretches meet (OpenSim's
+    stale wrap-point positions when asked for), wrap (-1: a path point, else the path's wrap object
+    index), slot (1, 2: first/second wrap point), arc (surface length from the previous wrap point,
+    on slot 2), index (the path point, -1 for wrap points), seg (6,) on slot 2: the segment's ends
+    in the wrap object's frame when it was wrapped (to redraw the surface). length (P,) [m]."""
+
+    off: np.ndarray
+    n: np.ndarray
+    body: np.ndarray
+    r_B: np.ndarray
+    x_G: np.ndarray
+    wrap: np.ndarray
+    slot: np.ndarray
+    arc: np.ndarray
+    index: np.ndarray
+    seg: np.ndarray
+    length: np.ndarray
+
+    def wrapped(self) -> np.ndarray:
+        """(P,) bool: a wrap object in use."""
+        return np.array([bool((self.wrap[o:o + k] >= 0).any()) for o, k in zip(self.off, self.n)], bool)
+
+
+# --------------------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------------------
+@njit
+def _to_G(R_GB, p_GB, body, r):
+    if body < 0:
+        return r.copy()
+    R = R_GB[body]
+    out = np.empty(3)
+    for a in range(3):
+        out[a] = p_GB[body, a] + R[a, 0] * r[0] + R[a, 1] * r[1] + R[a, 2] * r[2]
+    return out
+
+
+@njit
+def _to_B(R_GB, p_GB, body, x):
+    if body < 0:
+        return x.copy()
+    R = R_GB[body]
+    d0, d1, d2 = x[0] - p_GB[body, 0], x[1] - p_GB[body, 1], x[2] - p_GB[body, 2]
+    out = np.empty(3)
+    for a in range(3):
+        out[a] = R[0, a] * d0 + R[1, a] * d1 + R[2, a] * d2
+    return out
+
+
+@njit
+def _mat_vec(R, v):
+    out = np.empty(3)
+    for a in range(3):
+        out[a] = R[a, 0] * v[0] + R[a, 1] * v[1] + R[a, 2] * v[2]
+    return out
+
+
+@njit
+def _matT_vec(R, v):
+    out = np.empty(3)
+    for a in range(3):
+        out[a] = R[0, a] * v[0] + R[1, a] * v[1] + R[2, a] * v[2]
+    return out
+
+
+@njit
+def _dist(a, b):
+    return np.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2)
+
+
+@njit
+def _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has):
+    """Where point k of the working list meets its straight stretches: its current position, or with
+    ``stale`` a wrap point's first position at this pose (OpenSim 4's cached wrap points)."""
+    w = Lw[k]
+    if stale and w >= 0:
+        s = Ls[k] - 1
+        if not has[w, s]:
+            cache[w, s] = _to_G(R_GB, p_GB, Lb[k], Lr[k])
+            has[w, s] = True
+        return cache[w, s].copy()
+    return _to_G(R_GB, p_GB, Lb[k], Lr[k])
+
+
+@njit
+def _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has):
+    total = 0.0
+    for k in range(n - 1):
+        if Lw[k] >= 0 and Lw[k] == Lw[k + 1]:
+            total += La[k + 1]
+        else:
+            xb = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k + 1, stale, cache, has)
+            xa = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has)
+            total += _dist(xb, xa)
+    return total
+
+
+@njit
+def _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, wid):
+    """Remove the wrap points of wrap object ``wid`` from the working list; its new length."""
+    m = 0
+    for k in range(n):
+        if Lw[k] == wid:
+            continue
+        if m != k:
+            Lb[m] = Lb[k]
+            Lr[m] = Lr[k]
+            Lw[m] = Lw[k]
+            Ls[m] = Ls[k]
+            La[m] = La[k]
+            Li[m] = Li[k]
+            Lseg[m] = Lseg[k]
+        m += 1
+    return m
+
+
+@njit
+def _insert_two(Lb, Lr, Lw, Ls, La, Li, Lseg, n, at):
+    """Open two rows at ``at`` (shifting the rest down); the new length."""
+    for k in range(n - 1, at - 1, -1):
+        Lb[k + 2] = Lb[k]
+        Lr[k + 2] = Lr[k]
+        Lw[k + 2] = Lw[k]
+        Ls[k + 2] = Ls[k]
+        La[k + 2] = La[k]
+        Li[k + 2] = Li[k]
+        Lseg[k + 2] = Lseg[k]
+    return n + 2
+
+
+@njit
+def _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata):
+    """r_B (3,) of path point g at coordinates q (a moving point's functions evaluated)."""
+    if not mv_on[g]:
+        return pt_r[g].copy()
+    rL = np.zeros(3)
+    for a in range(3):
+        fi = mv_f[g, a]
+        x = q[mv_q[g, a]] if mv_q[g, a] >= 0 else 0.0
+        v, _, _ = eval_function_1d(ftype[fi], foff[fi], fdata, x, 0.0)
+        rL[a] = v
+    return _mat_vec(mv_A[g], rL) + mv_b[g]
+
+
+@njit
+def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on, mv_f, mv_q, mv_A, mv_b,
+           ftype, foff, fdata, wr_off, wr_body, wr_R, wr_p, wr_kind, wr_dims, wr_axis, wr_sign, wr_range, out_off):
+    P = pt_off.shape[0] - 1
+    N = out_off[P]
+    o_n = np.zeros(P, np.int64)
+    o_body = np.zeros(N, np.int64)
+    o_r = np.zeros((N, 3))
+    o_x = np.zeros((N, 3))
+    o_wrap = np.full(N, -1, np.int64)
+    o_slot = np.zeros(N, np.int64)
+    o_arc = np.zeros(N)
+    o_index = np.full(N, -1, np.int64)
+    o_seg = np.zeros((N, 6))
+    o_len = np.zeros(P)
+    cap = 0
+    maxw = 1
+    for p in range(P):
+        cap = max(cap, out_off[p + 1] - out_off[p])
+        maxw = max(maxw, wr_off[p + 1] - wr_off[p])
+    Lb = np.zeros(cap, np.int64)
+    Lr = np.zeros((cap, 3))
+    Lw = np.zeros(cap, np.int64)
+    Ls = np.zeros(cap, np.int64)
+    La = np.zeros(cap)
+    Li = np.zeros(cap, np.int64)
+    Lseg = np.zeros((cap, 6))
+    active = np.zeros(cap, np.bool_)
+    cache = np.zeros((maxw, 2, 3))
+    has = np.zeros((maxw, 2), np.bool_)
+    order = np.zeros(maxw, np.int64)
+    results = np.zeros(maxw, np.int64)
+    for p in range(P):
+        g0 = pt_off[p]
+        n0 = pt_off[p + 1] - g0
+        w0 = wr_off[p]
+        nw = wr_off[p + 1] - w0
+        n = 0
+        for k in range(n0):
+            g = g0 + k
+            c = pt_cond[g]
+            active[k] = c < 0 or (pt_range[g, 0] <= q[c] <= pt_range[g, 1])
+            if active[k]:
+                Lb[n] = pt_body[g]
+                Lr[n] = _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata)
+                Lw[n] = -1
+                Ls[n] = 0
+                La[n] = 0.0
+                Li[n] = k
+                n += 1
+        for w in range(nw):
+            order[w] = w
+            results[w] = wa.NO_WRAP
+            has[w, 0] = False
+            has[w, 1] = False
+        last = np.inf
+        passes = 1 if nw < 2 else MAX_WRAP_PASSES
+        cut = False
+        for kk in range(passes):
+            for i in range(nw):
+                wid = order[i]
+                w = w0 + wid
+                results[i] = wa.NO_WRAP
+                n = _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, wid)
+                ws = 0 if wr_range[w, 0] < 1 else wr_range[w, 0] - 1
+                we = n0 - 1 if wr_range[w, 1] < 1 else min(wr_range[w, 1] - 1, n0 - 1)
+                fwd = -1
+                for k in range(ws, we + 1):
+                    if active[k]:
+                        fwd = k
+                        break
+                rev = -1
+                for k in range(we, ws - 1, -1):
+                    if active[k]:
+                        rev = k
+                        break
+                if fwd < 0 or rev < 0:
+                    cut = True
+                    break
+                start = 0
+                end = 0
+                for j in range(n):
+                    if Lw[j] < 0 and Li[j] == fwd:
+                        start = j
+                    if Lw[j] < 0 and Li[j] == rev:
+                        end = j
+                best_at = -1
+                best_r1 = np.zeros(3)
+                best_r2 = np.zeros(3)
+                best_len = 0.0
+                best_seg = np.zeros(6)
+                min_change = np.inf
+                R_BW = wr_R[w]
+                p_BW = wr_p[w]
+                wbody = wr_body[w]
+                for j in range(start, end):
+                    if Lw[j] >= 0 and Lw[j] == Lw[j + 1]:
+                        continue
+                    xa = _matT_vec(R_BW, _to_B(R_GB, p_GB, wbody, _to_G(R_GB, p_GB, Lb[j], Lr[j])) - p_BW)
+                    xb = _matT_vec(R_BW, _to_B(R_GB, p_GB, wbody, _to_G(R_GB, p_GB, Lb[j + 1], Lr[j + 1])) - p_BW)
+                    status, r1, r2, arc, pts = wa.wrap_kernel(wr_kind[w], xa, xb, wr_dims[w], wr_axis[w], wr_sign[w],
+                                                              nw == 1)
+                    results[i] = status
+                    if status == wa.MANDATORY:
+                        best_at, best_r1, best_r2, best_len = j, r1, r2, arc
+                        best_seg[:3] = xa
+                        best_seg[3:] = xb
+                        break
+                    if status == wa.WRAPPED:
+                        sa = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j, stale, cache, has)
+                        sb = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j + 1, stale, cache, has)
+                        g1 = _to_G(R_GB, p_GB, wbody, _mat_vec(R_BW, r1) + p_BW)
+                        g2 = _to_G(R_GB, p_GB, wbody, _mat_vec(R_BW, r2) + p_BW)
+                        change = _dist(g1, sa) + arc + _dist(sb, g2) - _dist(sb, sa)
+                        if change < min_change:
+                            best_at, best_r1, best_r2, best_len, min_change = j, r1, r2, arc, change
+                            best_seg[:3] = xa
+                            best_seg[3:] = xb
+                if best_at >= 0:
+                    n = _insert_two(Lb, Lr, Lw, Ls, La, Li, Lseg, n, best_at + 1)
+                    for s in range(2):
+                        at = best_at + 1 + s
+                        Lb[at] = wbody
+                        Lr[at] = _mat_vec(R_BW, best_r1 if s == 0 else best_r2) + p_BW
+                        Lw[at] = wid
+                        Ls[at] = s + 1
+                        La[at] = 0.0 if s == 0 else best_len
+                        Li[at] = -1
+                        Lseg[at] = best_seg
+            if cut:
+                break
+            length = _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has)
+            if abs(length - last) < WRAP_CONVERGENCE_M:
+                break
+            last = length
+            if kk == 0 and nw > 1 and results[0] == wa.NO_WRAP and results[1] == wa.INSIDE:
+                order[0], order[1] = 1, 0
+                n = _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, 0)
+        o = out_off[p]
+        o_n[p] = n
+        for k in range(n):
+            o_body[o + k] = Lb[k]
+            o_r[o + k] = Lr[k]
+            o_x[o + k] = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has)
+            o_wrap[o + k] = Lw[k]
+            o_slot[o + k] = Ls[k]
+            o_arc[o + k] = La[k]
+            o_index[o + k] = Li[k]
+            o_seg[o + k] = Lseg[k]
+        o_len[p] = _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has)
+    return o_n, o_body, o_r, o_x, o_wrap, o_slot, o_arc, o_index, o_seg, o_len
+
+
+def solve_paths(packed: PackedPaths, R_GB: np.ndarray, p_GB: np.ndarray, q: np.ndarray,
+                stale: bool = False) -> SolvedPaths:
+    """Every packed path at the body poses R_GB (nb, 3, 3), p_GB (nb, 3) and coordinates q (for
+    conditional and moving points). stale: OpenSim 4's cached wrap-point positions (see
+    ``muscle_paths.calc_path``)."""
+    R_GB = np.ascontiguousarray(R_GB, np.float64).reshape(-1, 3, 3)
+    p_GB = np.ascontiguousarray(p_GB, np.float64).reshape(-1, 3)
+    q = np.ascontiguousarray(q, np.float64).reshape(-1)
+    if len(q) == 0:
+        q = np.zeros(1)
+    out = _solve(R_GB, p_GB, q, bool(stale), *packed.arrays())
+    return SolvedPaths(packed.out_off[:-1], *out)
+
+
+@njit
+def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, pt_off, mv_on, mv_f, mv_q, mv_u,
+                  mv_A, ftype, foff, fdata, nb, nu):
+    P = o_n.shape[0]
+    Fb = np.zeros((P, nb, 3))
+    Mb = np.zeros((P, nb, 3))
+    tau = np.zeros((P, nu))
+    for p in range(P):
+        o = o_off[p]
+        n = o_n[p]
+        for k in range(n - 1):
+            a = o + k
+            b = a + 1
+            if o_body[a] == o_body[b]:
+                continue
+            e = o_x[b] - o_x[a]
+            d = np.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+            if d == 0.0:
+                continue
+            e = e / d
+            for s in range(2):
+                idx = a if s == 0 else b
+                body = o_body[idx]
+                if body < 0:
+                    continue
+                f = e if s == 0 else -e
+                arm = _to_G(R_GB, p_GB, body, o_r[idx]) - p_GB[body]
+                Fb[p, body] += f
+                Mb[p, body, 0] += arm[1] * f[2] - arm[2] * f[1]
+                Mb[p, body, 1] += arm[2] * f[0] - arm[0] * f[2]
+                Mb[p, body, 2] += arm[0] * f[1] - arm[1] * f[0]
+        # a moving point's own motion on its body: F (unit-tension force on the point) · R ∂r_B/∂q
+        for k in range(n):
+            idx = o + k
+            if o_index[idx] < 0:
+                continue
+            g = pt_off[p] + o_index[idx]
+            if not mv_on[g]:
+                continue
+            F = np.zeros(3)
+            for j in (k - 1, k + 1):
+                if j < 0 or j >= n:
+                    continue
+                lo = min(j, k)
+                if o_wrap[o + lo] >= 0 and o_wrap[o + lo] == o_wrap[o + lo + 1]:
+                    continue
+                dv = o_x[o + j] - o_x[idx]
+                d = np.sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])
+                if d > 0:
+                    F += dv / d
+            body = o_body[idx]
+            for a in range(3):
+                qi = mv_q[g, a]
+                ui = mv_u[g, a]
+                if qi < 0 or ui < 0:
+                    continue
+                fi = mv_f[g, a]
+                _, d1, _ = eval_function_1d(ftype[fi], foff[fi], fdata, q[qi], 0.0)
+                col = mv_A[g, :, a] * d1
+                if body >= 0:
+                    col = _mat_vec(R_GB[body], col)
+                tau[p, ui] += col[0] * F[0] + col[1] * F[1] + col[2] * F[2]
+    return Fb, Mb, tau
+
+
+def unit_tension_forces(packed: PackedPaths, solved: SolvedPaths, R_GB, p_GB, q, nu: int):
+    """Unit tension along every solved path: Fb (P, nb, 3) forces and Mb (P, nb, 3) moments about
+    each body's frame origin, in G (straight stretches between different bodies; forces at the
+    points' body-fixed locations, directions from ``solved.x_G`` — as OpenSim's GeometryPath applies
+    them), and tau_moving (P, nu): the generalized forces of the moving points' own motion
+    (−∂L/∂q_k of that motion, at the speed index of each point's coordinate)."""
+    R_GB = np.ascontiguousarray(R_GB, np.float64).reshape(-1, 3, 3)
+    p_GB = np.ascontiguousarray(p_GB, np.float64).reshape(-1, 3)
+    q = np.ascontiguousarray(q, np.float64).reshape(-1)
+    if len(q) == 0:
+        q = np.zeros(1)
+    return _unit_tension(solved.off, solved.n, solved.body, solved.r_B, solved.x_G, solved.wrap, solved.index,
+                         R_GB, p_GB, q, packed.pt_off, packed.mv_on, packed.mv_f, packed.mv_q, packed.mv_u,
+                         packed.mv_A, packed.ftype, packed.foff, packed.fdata, R_GB.shape[0], int(nu))
+
+
+@njit
+def _jacobians(parent, nu, uoff, S, R_GB, p_GB, n_u):
+    nb = parent.shape[0]
+    Jw = np.zeros((nb, 3, n_u))
+    Jv = np.zeros((nb, 3, n_u))
+    for k in range(nb):
+        j = k
+        while j >= 0:
+            for c in range(nu[j]):
+                col = uoff[j] + c
+                sw = _mat_vec(R_GB[j], S[j, :3, c])
+                sv = _mat_vec(R_GB[j], S[j, 3:, c])
+                d = p_GB[k] - p_GB[j]
+                Jw[k, :, col] = sw
+                Jv[k, 0, col] = sv[0] + sw[1] * d[2] - sw[2] * d[1]
+                Jv[k, 1, col] = sv[1] + sw[2] * d[0] - sw[0] * d[2]
+                Jv[k, 2, col] = sv[2] + sw[0] * d[1] - sw[1] * d[0]
+            j = parent[j]
+    return Jw, Jv
+
+
+def body_jacobians(system, kin) -> tuple[np.ndarray, np.ndarray]:
+    """Jw, Jv (nb, 3, nu): angular velocity and frame-origin velocity of every body per unit speed,
+    in G (``MultibodySystem.jacobians``, compiled)."""
+    tr = system.tree
+    return _jacobians(np.asarray(tr.parent, np.int64), np.asarray(tr.nu, np.int64), np.asarray(tr.uoff, np.int64),
+                      np.ascontiguousarray(kin.S, np.float64), np.ascontiguousarray(kin.R_GB, np.float64),
+                      np.ascontiguousarray(kin.p_GB, np.float64), int(system.nu))
+
+
+def generalized_forces(system, kin, packed: PackedPaths, solved: SolvedPaths, q) -> np.ndarray:
+    """(P, nu): f = Jᵀ F of unit tension along every solved path (seed 002's generalized-force
+    method, all coordinates at once) plus its moving points' own motion."""
+    Fb, Mb, tau = unit_tension_forces(packed, solved, kin.R_GB, kin.p_GB, q, system.nu)
+    Jw, Jv = body_jacobians(system, kin)
+    P, nb, nu = Fb.shape[0], Fb.shape[1], system.nu
+    return tau + Fb.reshape(P, 3 * nb) @ Jv.reshape(3 * nb, nu) + Mb.reshape(P, 3 * nb) @ Jw.reshape(3 * nb, nu)
