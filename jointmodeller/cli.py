@@ -67,17 +67,25 @@ class ProgressBar:
 # Commands
 # ----------------------------------------------------------------------------------------------
 def cmd_demo(args: argparse.Namespace) -> int:
-    from jointmodeller.app.demo import build_demo_project
     from jointmodeller.persistence import save_project
 
     path = Path(args.path)
+    if args.knee and args.high_res:
+        raise JointModellerError("--high-res is for the demo elbow; the knee demo has one resolution")
     if path.exists() and not args.force:
         raise JointModellerError(f"{path} exists; give --force to replace it")
+    if args.knee:
+        from jointmodeller.app.knee_demo import build_knee_demo_project
+
+        project, what = build_knee_demo_project(), "knee (lenhart2015, anterior drawer at 25° flexion)"
+    else:
+        from jointmodeller.app.demo import build_demo_project
+
+        project, what = build_demo_project(high_res=args.high_res), "elbow"
     if path.exists():
         path.unlink()
-    project = build_demo_project(high_res=args.high_res)
     save_project(path, project)
-    print(f"wrote the demo elbow project to {path}")
+    print(f"wrote the demo {what} project to {path}")
     return 0
 
 
@@ -589,8 +597,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("project", nargs="?")
     s.set_defaults(func=cmd_gui)
 
-    s = sub.add_parser("demo", help="write the built-in demo elbow project")
+    s = sub.add_parser("demo", help="write a built-in demo project (the elbow; --knee: the knee)")
     s.add_argument("path", help="project file to write (.jmdb)")
+    s.add_argument("--knee", action="store_true",
+                   help="the lenhart2015 tibiofemoral knee with its ligaments, cartilage contact and an anterior "
+                        "drawer experiment at 25° flexion (docs/knee.md) instead of the elbow")
     s.add_argument("--high-res", action="store_true", help="high-resolution bone meshes (for benchmarks)")
     s.add_argument("--force", action="store_true", help="replace an existing file")
     s.set_defaults(func=cmd_demo)

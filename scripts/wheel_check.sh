@@ -2,7 +2,7 @@
 # Wheel check: what `pip install jointmodeller` gives a user, not the editable install of .venv.
 # Builds a wheel from the working tree (tracked and new, non-ignored files, copied to a temp folder so
 # no stale build/ can leak into it), installs it into a fresh virtualenv, and from a folder outside the
-# repository runs `demo`, `info`, an equilibrium study that stores a run, and `runs`. Any failure, or the
+# repository runs `demo`, `demo --knee`, `info`, an equilibrium study that stores a run, and `runs`. Any failure, or the
 # package being imported from anywhere but that virtualenv, fails the check. Temp folders are removed.
 #   scripts/wheel_check.sh            (run by scripts/test.sh; needs .venv from scripts/setup.sh)
 set -euo pipefail
@@ -34,6 +34,9 @@ echo "[wheel] built $(basename "$wheel") ($((SECONDS - t0)) s)"
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = ["jointmodeller/persistence/migrations/" + n for n in ("env.py", "script.py.mako", "alembic.ini")]
+need += ["jointmodeller/assets/lenhart2015/" + n for n in (
+    "knee.json", "femur_distal_r.ply", "tibia_proximal_r.ply", "tibia_proximal_r_cartilage.ply",
+    "LICENSE-lenhart2015.txt", "CREDITS.md")]
 missing = [n for n in need if n not in names]
 if missing or not any(n.startswith("jointmodeller/persistence/migrations/versions/0001") for n in names):
     sys.exit(f"[wheel] not in the wheel: {missing or 'migrations/versions/'}")
@@ -65,6 +68,7 @@ run() {
 }
 run demo d.jmdb
 run info d.jmdb
+run demo --knee knee.jmdb
 run run d.jmdb --study equilibrium
 run runs d.jmdb
 grep -Eq "^#1 +equilibrium +completed" "$tmp/out.log" || fail "the completed equilibrium run was not stored"
