@@ -19,7 +19,8 @@ from jointmodeller import __version__
 from jointmodeller.model.errors import JointModellerError
 
 COMMANDS = ("demo", "info", "import-mesh", "export", "import", "run", "runs", "export-run", "laxity",
-            "import-osim", "muscle-paths", "coordinates", "cartilage", "experiment", "contact", "bench", "gui")
+            "import-osim", "muscle-paths", "coordinates", "cartilage", "project", "experiment", "contact", "bench",
+            "gui")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -235,6 +236,32 @@ def cmd_coordinates(args: argparse.Namespace) -> int:
     n_locked = sum(r.locked for r in table)
     print(f"{len(table)} coordinates, {n_locked} locked, {len(table) - n_locked} free"
           + (f"; saved to {args.project}" if changed else ""))
+    return 0
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    """`project PROJECT [--title T] [--gravity X,Y,Z]`: show the project's settings, change them."""
+    from dataclasses import replace as _replace
+
+    from jointmodeller.app.setup_rows import parse_vector
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(args.project) as store:
+        project = store.load_project()
+        info = project.info
+        if args.gravity is not None:
+            info = _replace(info, gravity_G=parse_vector(args.gravity, "--gravity"))
+        if args.title is not None:
+            if not args.title.strip():
+                raise JointModellerError("--title: must not be empty")
+            info = _replace(info, title=args.title.strip())
+        changed = info != project.info
+        if changed:
+            project = _replace(project, info=info)
+            store.save_project(project)
+    g = project.info.gravity_G
+    print(f"title:   {project.info.title}")
+    print(f"gravity: ({g[0]:g}, {g[1]:g}, {g[2]:g}) m/s²" + (f"; saved to {args.project}" if changed else ""))
     return 0
 
 
@@ -715,6 +742,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="set a coordinate's value: degrees when rotational, millimetres when translational")
     s.set_defaults(func=cmd_coordinates)
+
+    s = sub.add_parser("project", help="show the project's title and gravity; change them")
+    s.add_argument("project")
+    s.add_argument("--title", help="the project's title")
+    s.add_argument("--gravity", metavar="X,Y,Z", help="gravity in ground [m/s²] (0,0,0: none)")
+    s.set_defaults(func=cmd_project)
 
     s = sub.add_parser("cartilage", help="grow a cartilage layer on a bone where it faces another (no scan of it)")
     s.add_argument("project")

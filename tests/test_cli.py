@@ -124,3 +124,15 @@ def test_progress_bar_shows_elapsed_time_left_and_simulated_rate():
     assert "25.0%" in line and "10.0 s" in line and "~30 s left" in line and "0.05 sim s/s" in line
     bar(1.0)
     assert "left" not in out.getvalue().splitlines()[-1]
+
+
+def test_project_command_shows_and_sets_gravity_and_title(tmp_path, capsys):
+    path = tmp_path / "p.jmdb"
+    save_project(path, small_project())
+    assert main(["project", str(path), "--gravity", "0,0,0", "--title", "gravity off"]) == 0
+    assert "gravity: (0, 0, 0) m/s²; saved" in capsys.readouterr().out
+    project = load_project(path)
+    assert project.info.gravity_G == (0.0, 0.0, 0.0) and project.info.title == "gravity off"
+    assert main(["project", str(path), "--gravity", "0,nan,0"]) == 2  # one message, nothing saved
+    assert "--gravity '0,nan,0'" in capsys.readouterr().err
+    assert load_project(path).info.gravity_G == (0.0, 0.0, 0.0)

@@ -312,6 +312,9 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         keys = [c.frozen(mech_kinematics_at(mp, q)).key() for c in contacts]
         if sub.converged and keys == prev_keys:
             break  # the set holds but the true residual differs: nothing left to regenerate
+        if keys == prev_keys and not sub.converged and not (len(sub.history) > 1 and
+                                                            sub.history[-1] < 0.99 * sub.history[0]):
+            break  # the same frozen problem, on which Newton made no headway: repeating it cannot help
         prev_keys = keys
         if len(history) > STALL_SETS and min(history[-STALL_SETS:]) >= min(history[:-STALL_SETS]):
             break  # STALL_SETS regenerations without a better residual: stalled (a sweep bisects instead)

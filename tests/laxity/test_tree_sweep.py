@@ -194,3 +194,24 @@ def test_a_stopped_tree_sweep_names_the_held_coordinate():
     assert run.status == "stopped"
     assert run.parameters["system"] == "tree" and run.parameters["flexion_coordinate"] == "flex"
     assert run.parameters["flexion_coordinate_deg"] == 10.0
+
+
+def test_each_load_starts_from_the_secant_of_the_last_two_solved_poses():
+    """secant_start carries the nearest solved pose on along the secant to the next load (exact on a
+    linear path), never further than the secant itself, and leaves the first step alone."""
+    from jointmodeller.app.mobilized import build_mobilized, initial_state
+    from jointmodeller.core.multibody.state import State
+    from jointmodeller.core.studies.laxity import secant_start
+
+    mp = build_mobilized(knee_like(gs_custom_joint(), "anterior_posterior"))
+    tree = mp.model.system
+    s0 = initial_state(mp)
+    dq = np.zeros_like(s0.q)
+    dq[mp.model.qindex["tx"]], dq[mp.model.qindex["add"]] = 1e-3, 0.01
+    s1 = State(s0.t, s0.q + dq, np.zeros_like(s0.u))
+    solved = [(0.0, s0), (10.0, s1)]
+    np.testing.assert_allclose(secant_start(tree, solved, 10.0, s1, 20.0).q, s0.q + 2 * dq, atol=1e-15)
+    np.testing.assert_allclose(secant_start(tree, solved, 10.0, s1, 15.0).q, s0.q + 1.5 * dq, atol=1e-15)
+    assert secant_start(tree, solved, 10.0, s1, 35.0) is s1  # longer than the secant: no extrapolation
+    assert secant_start(tree, solved, 10.0, s1, 5.0) is s1  # between solved loads: nothing behind
+    assert secant_start(tree, solved[:1], 0.0, s0, 10.0) is s0  # the first step

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
+from jointmodeller.core.multibody.state import State
 from jointmodeller.core.spatial_math import matrix_to_quat, matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, jcs_coordinates
 
@@ -703,6 +704,23 @@ def linear_sweep_assembled(system, protocol: LaxityProtocol, p0_G: np.ndarray, q
 # ------------------------------------------------------------------------------------------------
 # the same sweep on a multibody tree (joints, locked coordinates, constraints)
 # ------------------------------------------------------------------------------------------------
+def secant_start(tree, solved: list, near: float, state, target: float):
+    """The start for the load ``target``: the solved pose at load ``near`` carried on along the
+    secant of the last two solved poses on the way to it (q + (target − near)/(near − before) ·
+    (q − q_before), renormalised), so Newton starts about one step's curvature from the answer
+    instead of one step's displacement; the solved state itself when no earlier pose lies behind
+    ``near`` or the extrapolation would be longer than the secant."""
+    behind = [(f, st) for f, st in solved if f != near and (near - f) * (target - near) > 0]
+    if not behind or target == near:
+        return state
+    before, st_before = min(behind, key=lambda s: abs(s[0] - near))
+    ratio = (target - near) / (near - before)
+    if not 0.0 < ratio <= 1.0:
+        return state
+    q = tree.normalize(state.q + ratio * (state.q - st_before.q))
+    return State(state.t, q, np.zeros_like(state.u))
+
+
 def run_tree_sweep(
     tree,
     state0,
@@ -783,9 +801,15 @@ def run_tree_sweep(
 
     def reach(target: float, depth: int):
         near, st = min(reversed(solved), key=lambda s: abs(s[0] - target))
+        start = secant_start(tree, solved, near, st, target)
         try:
-            return solve(st, target)
+            return solve(start, target)
         except EquilibriumFailed:
+            if start is not st:  # the extrapolation misled: from the solved pose itself
+                try:
+                    return solve(st, target)
+                except EquilibriumFailed:
+                    pass
             if depth <= 0:
                 raise
         mid = 0.5 * (near + target)
