@@ -28,6 +28,7 @@ TARGETS = {
     "gui.viewport_fps_live": "≥ 30 fps",
     "gui.max_stall_ms": "≤ 100 ms",
     "laxity.sweep_s": "≤ 15 s",
+    "laxity.knee_sweep_s": "≤ 5 s",
 }
 
 
