@@ -240,6 +240,63 @@ def load_unit(experiment: Experiment) -> str:
 # ------------------------------------------------------------------------------------------------
 # running
 # ------------------------------------------------------------------------------------------------
+MARKOLF_1978_ANTERIOR_MM = 5.5
+"""Anterior tibial translation of intact knees under a 100 N drawer at 20° flexion, in vivo
+(Markolf, Graff-Radford & Amstutz 1978; docs/references.md): what a knee's report compares with."""
+
+
+def is_knee(experiment: Experiment, flexion_coordinate: str = "") -> bool:
+    """A tibia moving on a femur (the experiment's bodies or the held coordinate name say so)."""
+    names = f"{experiment.fixed_body} {experiment.moving_body} {flexion_coordinate}".lower()
+    return "tib" in names or "knee" in names
+
+
+def jcs_statement(experiment: Experiment, flexion_coordinate: str | None) -> str:
+    """The joint coordinate system of a sweep in words (Grood & Suntay), its e2's anatomical sense."""
+    source = (f"the joint coordinate {flexion_coordinate} (positive in flexion)" if flexion_coordinate
+              else "the experiment's axes")
+    return (f"Grood & Suntay: e1 the flexion axis of {experiment.fixed_body} from {source}, e3 the long axis of "
+            f"{experiment.moving_body} (proximal), e2 = e3 × e1, the way flexion moves the distal end of "
+            f"{experiment.moving_body}" + (" (posterior at the knee: a negative anterior_posterior load is an "
+                                           "anterior drawer)" if is_knee(experiment, flexion_coordinate or "")
+                                          else ""))
+
+
+def drawer_summary(result: LaxityResult, experiment: Experiment, flexion_coordinate: str = "") -> dict:
+    """For an anterior–posterior sweep: the translations at the largest loads each way, the tissues
+    that carry the largest share of the anterior load and, for a knee, the ACL bundles' tension and
+    the comparison with Markolf 1978 (anterior translation at 100 N)."""
+    if experiment.load_kind != "anterior_posterior" or result.loads.size == 0:
+        return {}
+    knee = is_knee(experiment, flexion_coordinate)
+    out: dict = {}
+    loads, mm = result.loads, result.coords[:, 4] * 1000.0
+    names = list(result.tissue_names)
+    T = result.tissue_tension_N
+    i0 = int(np.argmin(np.abs(loads)))
+    for label, i in (("posterior" if knee else "along_e2", int(np.argmax(loads))),
+                     ("anterior" if knee else "against_e2", int(np.argmin(loads)))):
+        if loads[i] == 0.0 or (label in ("posterior", "along_e2")) != (loads[i] > 0):
+            continue
+        key = f"{label}_mm_at_{abs(loads[i]):g}N"
+        out[key] = float(abs(mm[i] - mm[i0]))
+        if T.size:
+            gain = T[i] - T[i0]
+            top = [k for k in np.argsort(-gain)[:5] if gain[k] > 1e-6]
+            out[f"tissues_loaded_{label}_N"] = {names[k]: float(T[i, k]) for k in top}
+        if knee and label == "anterior":
+            acl = [k for k, n in enumerate(names) if "acl" in n.lower()]
+            if acl and T.size:
+                out["acl_tension_at_anterior_max_N"] = {names[k]: float(T[i, k]) for k in acl}
+                out["acl_total_at_anterior_max_N"] = float(T[i, acl].sum())
+            if abs(loads[i]) == 100.0:
+                out["markolf_1978"] = {"anterior_mm_in_vivo_20deg": MARKOLF_1978_ANTERIOR_MM,
+                                       "model_anterior_mm": out[key],
+                                       "model_minus_in_vivo_mm": out[key] - MARKOLF_1978_ANTERIOR_MM,
+                                       "model_flexion_deg": float(experiment.flexion_deg)}
+    return out
+
+
 def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "completed", message: str = "",
                   extra_parameters: dict | None = None) -> RunRecord:
     """A RunRecord (study "laxity") holding the curves, tissue forces and the summary numbers."""
@@ -254,6 +311,9 @@ def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "c
         summary["moment_stiffness_Nm_per_" + result.unit] = stiff["secant"] * experiment.lever_m
     summary = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in summary.items()}
     summary["stiffness"] = {k: (v if math.isfinite(v) else None) for k, v in stiff.items()}
+    flexion_coordinate = (extra_parameters or {}).get("flexion_coordinate") or ""
+    summary["jcs"] = jcs_statement(experiment, flexion_coordinate or None)
+    summary.update(drawer_summary(result, experiment, flexion_coordinate))
     params = {"experiment": experiment.name, "fixed_body": experiment.fixed_body, "moving_body": experiment.moving_body,
               "load_kind": experiment.load_kind, "max_load": experiment.max_load, "lever_m": experiment.lever_m,
               "steps": experiment.steps, "unload": experiment.unload, "flexion_deg": experiment.flexion_deg,
