@@ -444,6 +444,9 @@ class MainWindow(QMainWindow):
                                  tip="Start an empty project (gravity, one ligament type, no bones)")
         self.act_demo = self._act("New from &demo", lambda: self.open_demo(),
                                   tip="Open the built-in elbow demo as a new, unsaved project")
+        self.act_demo_knee = self._act("New from &knee demo", lambda: self.open_demo(knee=True),
+                                       tip="Open the built-in knee demo (lenhart2015 tibiofemoral knee, anterior "
+                                           "drawer at 25° flexion) as a new, unsaved project")
         self.act_open = self._act("&Open…", lambda: self.open_dialog(), QKeySequence.Open,
                                   tip="Open a JointModeller project file (.jmdb)")
         self.act_save = self._act("&Save", lambda: self.save(), QKeySequence.Save,
@@ -460,7 +463,7 @@ class MainWindow(QMainWindow):
         self.act_export_run = self._act("Export run as &CSV…", lambda: self.export_run_dialog(),
                                         tip="Save every series of the shown run as a CSV table (one row per sample)")
         self.recent_menu = None
-        for a in (self.act_new, self.act_demo, self.act_open):
+        for a in (self.act_new, self.act_demo, self.act_demo_knee, self.act_open):
             f.addAction(a)
         self.recent_menu = f.addMenu("Open &recent")
         for a in (self.act_save, self.act_save_as, self.act_import):
@@ -738,13 +741,19 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("New empty project: add bones with File › Import bone mesh…", 10000)
         return True
 
-    def open_demo(self) -> bool:
-        """Show the demo as a new, unsaved project (Save As keeps a copy); asks to save unsaved work
-        first, like every path that replaces the project. False when the user cancels."""
+    def open_demo(self, knee: bool = False) -> bool:
+        """Show the demo (the elbow; ``knee``: the knee demo) as a new, unsaved project (Save As keeps
+        a copy); asks to save unsaved work first, like every path that replaces the project. False when
+        the user cancels."""
         if not self._maybe_save():
             return False
         try:
-            project = demo_project()
+            if knee:
+                from jointmodeller.app.knee_demo import build_knee_demo_project
+
+                project = build_knee_demo_project()
+            else:
+                project = demo_project()
         except ImportError as exc:
             self._error("The demo is not available", str(exc))
             return False
