@@ -185,20 +185,28 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_limits(args: argparse.Namespace) -> dict:
-    """The wall-time and step limits of ``run`` as options of the chosen study (dynamics: both, with
-    app.studies' defaults; equilibrium and laxity: the wall time when given)."""
+    """The wall-time, step and tolerance limits of ``run`` as options of the chosen study (dynamics:
+    time and steps, with app.studies' defaults; equilibrium and laxity: the wall time and residual
+    tolerance when given)."""
     from jointmodeller.app.studies import DEFAULT_DYNAMICS_MAX_STEPS, DEFAULT_DYNAMICS_WALL_S
 
     if args.max_wall_s is not None and not (math.isfinite(args.max_wall_s) and args.max_wall_s > 0):
         raise JointModellerError(f"--max-wall-s {args.max_wall_s:g}: must be a positive number of seconds")
     if args.max_steps is not None and args.max_steps < 1:
         raise JointModellerError(f"--max-steps {args.max_steps}: must be at least 1")
+    limits = {}
+    if args.tol_n is not None:
+        if args.study not in ("equilibrium", "laxity"):
+            raise JointModellerError("--tol-n: only the equilibrium and laxity studies have a residual tolerance")
+        if not (math.isfinite(args.tol_n) and args.tol_n > 0):
+            raise JointModellerError(f"--tol-n {args.tol_n:g}: must be a positive number of newtons")
+        limits["force_tol" if args.study == "equilibrium" else "tol_N"] = args.tol_n
     if args.study == "dynamics":
         return {"max_wall_s": DEFAULT_DYNAMICS_WALL_S if args.max_wall_s is None else args.max_wall_s,
                 "max_steps": DEFAULT_DYNAMICS_MAX_STEPS if args.max_steps is None else args.max_steps}
     if args.study in ("equilibrium", "laxity") and args.max_wall_s is not None:
-        return {"max_wall_s": args.max_wall_s}
-    return {}
+        limits["max_wall_s"] = args.max_wall_s
+    return limits
 
 
 def _names(values: Sequence[str] | None) -> list[str]:
@@ -685,6 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=int, metavar="N",
                    help="dynamics: limit on integrator steps (default 1000000); a run that reaches it is stored "
                         "as failed with what it computed")
+    s.add_argument("--tol-n", type=float, metavar="N",
+                   help="equilibrium and laxity: residual tolerance of each equilibrium, force [N] (moments: this "
+                        "times the model's length scale); defaults: equilibrium 1e-8 N, laxity 1e-6 N on smooth "
+                        "models and 1e-2 N with contact or wrapping")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -431,8 +431,8 @@ def _joint_child_origin_B(joint: BuiltJoint, body: int, spec) -> np.ndarray:
 
 
 def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.ndarray | None = None,
-                       progress: Progress | None = None, cancel: Callable[[], bool] | None = None
-                       ) -> tuple[LaxityResult, dict]:
+                       progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+                       tol_N: float | None = None) -> tuple[LaxityResult, dict]:
     """The sweep of an experiment on a project with joints: the moving body's flexion coordinate is
     locked at ``flexion_sign · experiment.flexion_deg``, every other coordinate is free or locked as
     the project says, and each load's equilibrium is solved on the tree with the project's loads,
@@ -484,7 +484,7 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     seq = experiment_loads(experiment) if loads is None else loads
     protocol = protocol_for(experiment, joint, names.index(experiment.fixed_body), load.body, frames, seq)
     result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
-                            progress=progress, cancel=cancel,
+                            progress=progress, cancel=cancel, tol_N=tol_N,
                             equilibrium=equilibrium_solver(mp, max_iterations=60, cancel=cancel,
                                                                settle=False))
     return result, {"system": "tree", "flexion_coordinate": flex,
@@ -493,7 +493,8 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
 
 def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint | None = None,
                   loads: np.ndarray | None = None, progress: Progress | None = None,
-                  cancel: Callable[[], bool] | None = None, warm_start: bool = True) -> LaxityResult:
+                  cancel: Callable[[], bool] | None = None, warm_start: bool = True,
+                  tol_N: float | None = None) -> LaxityResult:
     """The core sweep of an experiment of ``project`` on free bodies (builds the joint unless one is
     given), the JCS flexion held at ``experiment.flexion_deg``; projects with joints go through
     :func:`sweep_tree_project`."""
@@ -501,15 +502,16 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
     protocol = experiment_protocol(project, experiment, joint, loads)
     system = with_tone(experiment, joint.system)
     return run_sweep(system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
-                     progress=progress, cancel=cancel)
+                     progress=progress, cancel=cancel, tol_N=tol_N)
 
 
 def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
                cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None,
-               max_wall_s: float | None = None) -> RunRecord:
+               max_wall_s: float | None = None, tol_N: float | None = None) -> RunRecord:
     """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
     when cancel() turned True or ``max_wall_s`` seconds passed; "failed" with the message when an
-    equilibrium was not found).
+    equilibrium was not found). tol_N: each step's residual tolerance, force [N] and moment per model
+    length (default: the sweep's own, 1e-6 N on smooth models and 1e-2 N with contact or wrapping).
 
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
@@ -533,9 +535,9 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
             flex = flexion_coordinate(project, experiment)  # named in a stopped or failed run too
             extra = {"system": "tree", "flexion_coordinate": flex,
                      "flexion_coordinate_deg": experiment.flexion_sign * experiment.flexion_deg}
-            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel)
+            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel, tol_N=tol_N)
         else:
-            result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel)
+            result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel, tol_N=tol_N)
     except SweepCancelled as stop:
         why = (f"stopped at the wall-time limit of {max_wall_s:g} s with {stop.partial.loads.size} step(s) solved"
                if timed_out[0] else "stopped by the user")

@@ -562,6 +562,8 @@ def run_equilibrium_mobilized(
         stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
         solve = equilibrium_solver(mp, max_iterations=max_iterations, progress=progress, cancel=stop,
                                    max_wall_s=max_wall_s)
+        if moment_tol is None and force_tol is not None:  # moments held to the force tolerance per model length
+            moment_tol = force_tol * mp.built.system.length_scale
         res = solve(state, FORCE_TOLERANCE_N if force_tol is None else force_tol,
                     MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol)
         q, converged, message = res.state.q, res.converged, res.message

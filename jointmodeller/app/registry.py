@@ -48,7 +48,8 @@ def _dynamics(project, *, progress, cancel, **options) -> RunRecord:
     return run_dynamics(project, progress=progress, cancel=cancel, **options)
 
 
-def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wall_s: float | None = None) -> RunRecord:
+def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wall_s: float | None = None,
+            tol_N: float | None = None) -> RunRecord:
     from jointmodeller.app.laxity import run_laxity
 
     def step(done, total, load=None, value=None):
@@ -56,7 +57,7 @@ def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wal
             progress(done / max(total, 1))
 
     stop = None if cancel is None else (cancel.is_set if hasattr(cancel, "is_set") else cancel)
-    return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s)
+    return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s, tol_N=tol_N)
 
 
 def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, start: float | None = None,
@@ -88,7 +89,7 @@ STUDIES: dict[str, Study] = {
                       ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
                        "on_step")),
     "laxity": Study("laxity", "Laxity", "quasi-static load sweep of an experiment, against its measured data",
-                    ("experiment", "max_wall_s"), needs_experiment=True),
+                    ("experiment", "max_wall_s", "tol_N"), needs_experiment=True),
     "muscle_paths": Study("muscle_paths", "Muscle paths",
                           "tissue lengths and moment arms over a sweep of one joint coordinate",
                           ("coordinate", "start", "stop", "step"), needs_coordinates=True),

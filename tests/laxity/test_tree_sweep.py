@@ -215,3 +215,30 @@ def test_each_load_starts_from_the_secant_of_the_last_two_solved_poses():
     assert secant_start(tree, solved, 10.0, s1, 35.0) is s1  # longer than the secant: no extrapolation
     assert secant_start(tree, solved, 10.0, s1, 5.0) is s1  # between solved loads: nothing behind
     assert secant_start(tree, solved[:1], 0.0, s0, 10.0) is s0  # the first step
+
+
+def test_the_residual_tolerance_is_the_callers(tmp_path, capsys):
+    """run --tol-n reaches every step's equilibrium: a loose tolerance is met with fewer iterations
+    (never more), and each step's residual stays within the tolerance asked for."""
+    from jointmodeller.cli import main
+    from jointmodeller.persistence import load_project, save_project
+
+    path = tmp_path / "k.jmdb"
+    save_project(path, knee_like(gs_custom_joint(), "anterior_posterior"))
+    assert main(["run", str(path), "--study", "laxity", "--tol-n", "1e-3"]) == 0
+    assert main(["run", str(path), "--study", "laxity"]) == 0
+    from jointmodeller.persistence import ProjectStore
+
+    with ProjectStore(path) as store:
+        loose, tight = (store.load_run(r.id) for r in store.list_runs())
+    assert loose.series["residual_N"].max() <= 1e-3 and tight.series["residual_N"].max() <= 1e-6
+    assert loose.series["iterations"].sum() <= tight.series["iterations"].sum()
+    np.testing.assert_allclose(loose.series["measure"], tight.series["measure"], atol=0.05)  # mm
+    assert main(["run", str(path), "--study", "laxity", "--tol-n", "-1"]) == 2
+    assert main(["run", str(path), "--study", "dynamics", "--tol-n", "1"]) == 2
+    assert "--tol-n" in capsys.readouterr().err
+    assert len(load_project(path).experiments) == 1
+    assert main(["run", str(path), "--study", "equilibrium", "--tol-n", "1e-4"]) == 0  # equilibrium too
+    with ProjectStore(path) as store:
+        eq = store.load_run(store.list_runs()[-1].id)
+    assert eq.status == "completed" and eq.summary["residual_force_N"] <= 1e-4
