@@ -205,6 +205,11 @@ DYNAMICS_METHODS = (
 """Integrator choices of the run panel: (label, app.studies method name)."""
 
 
+RESIDUAL_TOLERANCES = (("default", None), ("1e-2 N", 1e-2), ("1e-3 N", 1e-3), ("1e-4 N", 1e-4), ("1e-6 N", 1e-6),
+                       ("1e-8 N", 1e-8))
+"""Residual tolerance choices of the run panel: (label, force [N] or None for the study's default)."""
+
+
 class RunPanel(QWidget):
     """Study choice, start / pause / stop, progress, stored runs and the replay slider."""
 
@@ -236,8 +241,17 @@ class RunPanel(QWidget):
         self.max_wall.setSuffix(" s")
         self.max_wall.setSpecialValueText("default")
         self.max_wall.setToolTip("Time limit of the study's computing time (pauses not counted): a run that "
-                                 "reaches it ends as failed and keeps what it computed. Default: 3600 s for "
-                                 "dynamics (also at most 1,000,000 integrator steps), 300 s for equilibrium.")
+                                 "reaches it ends as failed and keeps what it computed (a laxity sweep: as stopped, "
+                                 "with its solved steps). Default: 3600 s for dynamics (also at most 1,000,000 "
+                                 "integrator steps), 300 s for equilibrium, none for laxity.")
+        self.tolerance = QComboBox(self)  # equilibrium and laxity: the residual each equilibrium must meet
+        self.tolerance.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        for label, value in RESIDUAL_TOLERANCES:
+            self.tolerance.addItem(label, value)
+        self.tolerance.setToolTip("Residual tolerance of each equilibrium (equilibrium and laxity studies): the "
+                                  "largest unbalanced force in N; moments are held to it times the model's size. "
+                                  "Default: 1e-8 N for equilibrium; for laxity 1e-6 N on smooth models and "
+                                  "1e-2 N with contact or wrapping, whose surfaces are resolved no finer.")
         self.start = QPushButton("Start", self)
         self.pause = QPushButton("Pause", self)
         self.pause.setCheckable(True)
@@ -260,7 +274,7 @@ class RunPanel(QWidget):
         top.addWidget(self.progress, 1)
         options = QHBoxLayout()
         for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits,
-                  QLabel("Time limit"), self.max_wall):
+                  QLabel("Time limit"), self.max_wall, QLabel("Tolerance"), self.tolerance):
             options.addWidget(w)
         options.addStretch(1)
         self.study.currentTextChanged.connect(self._study_changed)
@@ -277,18 +291,24 @@ class RunPanel(QWidget):
         self.set_running(False)
 
     def _study_changed(self, study: str) -> None:
-        """End time, integrator and accuracy belong to the dynamics study only."""
+        """End time, integrator and accuracy belong to the dynamics study only, the residual tolerance
+        to the static ones; every study but muscle paths takes a time limit."""
         for w in (self.t_end, self.method, self.digits):
             w.setEnabled(study == "dynamics")
-        self.max_wall.setEnabled(study in ("dynamics", "equilibrium"))
+        self.max_wall.setEnabled(study in ("dynamics", "equilibrium", "laxity"))
+        self.tolerance.setEnabled(study in ("equilibrium", "laxity"))
 
     def dynamics_options(self) -> dict:
-        """The dynamics study's options as chosen: t_end [s], method ("auto" or a name), digits, and
-        max_wall_s (also taken by equilibrium) unless left at "default"."""
+        """The studies' options as chosen: t_end [s], method ("auto" or a name), digits (dynamics);
+        max_wall_s unless left at "default"; the residual tolerance unless "default", as equilibrium's
+        force_tol and laxity's tol_N (each study takes the options it knows)."""
         options = {"t_end": float(self.t_end.value()), "method": str(self.method.currentData()),
                    "digits": float(self.digits.value())}
         if self.max_wall.value() > 0:
             options["max_wall_s"] = float(self.max_wall.value())
+        tol = self.tolerance.currentData()
+        if tol is not None:
+            options["force_tol"] = options["tol_N"] = float(tol)
         return options
 
     def set_running(self, running: bool) -> None:

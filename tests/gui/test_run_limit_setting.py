@@ -19,9 +19,30 @@ def test_time_limit_setting_reaches_the_study(qtbot, small_project):
     assert panel.dynamics_options()["max_wall_s"] == 5.0
     panel.study.addItems(["dynamics", "equilibrium", "laxity"])
     panel.study.setCurrentText("laxity")
-    assert not panel.max_wall.isEnabled()
+    assert panel.max_wall.isEnabled() and panel.tolerance.isEnabled() and not panel.digits.isEnabled()
     panel.study.setCurrentText("equilibrium")
-    assert panel.max_wall.isEnabled() and not panel.digits.isEnabled()
+    assert panel.max_wall.isEnabled() and panel.tolerance.isEnabled() and not panel.digits.isEnabled()
+    panel.study.setCurrentText("dynamics")
+    assert not panel.tolerance.isEnabled()
+
+
+def test_tolerance_setting_reaches_equilibrium_and_laxity(qtbot, small_project, monkeypatch):
+    """"default" leaves each study its own tolerance; a choice becomes equilibrium's force_tol and
+    laxity's tol_N, and the equilibrium it runs meets it."""
+    import jointmodeller.app.laxity as laxity
+
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    assert "force_tol" not in panel.dynamics_options() and panel.tolerance.currentText() == "default"
+    panel.tolerance.setCurrentIndex(panel.tolerance.findData(1e-4))
+    options = panel.dynamics_options()
+    assert options["force_tol"] == options["tol_N"] == 1e-4
+    seen = {}
+    monkeypatch.setattr(laxity, "run_laxity", lambda project, name, **kw: seen.update(kw))
+    study_function("laxity", small_project, **options)(lambda *a: None, None)
+    assert seen["tol_N"] == 1e-4
+    run = study_function("equilibrium", small_project, **options)(lambda *a: None, None)
+    assert run.status == "completed" and run.summary["residual_force_N"] <= 1e-4
 
 
 def test_dynamics_from_the_panel_stops_at_its_time_limit(small_project):
