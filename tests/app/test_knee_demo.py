@@ -138,12 +138,17 @@ def test_unloaded_equilibrium_on_cartilage_converges(project):
     assert run.summary["residual_force_N"] <= 1e-6 and run.summary["residual_moment_Nm"] <= 1e-6
 
 
-@pytest.mark.slow
-def test_the_anterior_drawer_sweep_completes(project):
-    """The whole 21-step drawer on cartilage (needs the quasi-static solver of issue 15 item 5)."""
+@pytest.fixture(scope="module")
+def drawer(project):
     from jointmodeller.app.laxity import run_laxity
 
-    run = run_laxity(project)
+    return run_laxity(project)
+
+
+@pytest.mark.slow
+def test_the_anterior_drawer_sweep_completes(drawer):
+    """The whole 21-step drawer on cartilage (the quasi-static solver of issue 15 item 5)."""
+    run = drawer
     assert run.status == "completed", run.message
     loads, ap = np.asarray(run.series["load"]), np.asarray(run.series["measure"])
     assert loads.size == 21 and run.summary["flexion_deg_unloaded"] == pytest.approx(25.0, abs=1e-6)
@@ -154,6 +159,21 @@ def test_the_anterior_drawer_sweep_completes(project):
     assert -10.0 < ap[np.argmin(loads)] < -2.0 and 2.0 < ap[np.argmax(loads)] < 10.0
     acl = [run.labels["tissue_tension_N"].index(n) for n in ACL]
     assert run.series["tissue_tension_N"][np.argmin(loads), acl].sum() > 20.0  # the ACL resists the drawer
+
+
+@pytest.mark.slow
+def test_the_viewport_renders_the_drawer(project, drawer, artifacts_dir):
+    """docs/knee.md's picture (tests/app/render_knee.py), into test-artifacts/: not a blank frame."""
+    pytest.importorskip("pyvista")
+    import matplotlib.image as mpimg
+
+    from tests.app.render_knee import render_knee
+
+    out = render_knee(project, drawer, artifacts_dir / "knee_demo.png", size=(400, 400))
+    img = mpimg.imread(str(out))
+    assert img.shape[:2] == (400, 400)
+    background = img[0, -1, :3]
+    assert (np.abs(img[..., :3] - background).sum(axis=2) > 0.3).mean() > 0.1  # bones and ligaments drawn
 
 
 # ---------------------------------------------------------------- against ../shared, where present
