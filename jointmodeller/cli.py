@@ -46,7 +46,9 @@ class ProgressBar:
             text += f", {fraction * self.span / elapsed:.2g} sim s/s"
         return text
 
-    def __call__(self, fraction: float, message: str = "") -> None:
+    def __call__(self, fraction: float, message: object = "") -> None:
+        """Show ``fraction`` done; a text ``message`` beside it (a live sample, for viewers, is ignored)."""
+        message = message if isinstance(message, str) else ""
         fraction = min(max(float(fraction), 0.0), 1.0)
         interactive = getattr(self.stream, "isatty", lambda: False)()
         if fraction < 1.0 and fraction - self.last < (0.01 if interactive else 0.1) - 1e-9:

@@ -432,14 +432,17 @@ def _joint_child_origin_B(joint: BuiltJoint, body: int, spec) -> np.ndarray:
 
 def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.ndarray | None = None,
                        progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-                       tol_N: float | None = None) -> tuple[LaxityResult, dict]:
+                       tol_N: float | None = None, on_pose: Callable[[dict], None] | None = None
+                       ) -> tuple[LaxityResult, dict]:
     """The sweep of an experiment on a project with joints: the moving body's flexion coordinate is
     locked at ``flexion_sign · experiment.flexion_deg``, every other coordinate is free or locked as
     the project says, and each load's equilibrium is solved on the tree with the project's loads,
-    gravity, the experiment's preload and tissue tone acting. Returns the result and run parameters
-    (the held coordinate and its value)."""
+    gravity, the experiment's preload and tissue tone acting. on_pose(sample): each solved pose as a
+    live sample (app.mobilized.pose_sample). Returns the result and run parameters (the held
+    coordinate and its value)."""
     from jointmodeller.app.coordinates import set_coordinates
-    from jointmodeller.app.mobilized import build_mobilized, equilibrium_solver, initial_state, mech_kinematics_at
+    from jointmodeller.app.mobilized import (
+        build_mobilized, equilibrium_solver, initial_state, mech_kinematics_at, pose_sample)
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
     from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
@@ -485,6 +488,7 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     protocol = protocol_for(experiment, joint, names.index(experiment.fixed_body), load.body, frames, seq)
     result = run_tree_sweep(tree, state0, mp.built.system, lambda q: mech_kinematics_at(mp, q), protocol, load,
                             progress=progress, cancel=cancel, tol_N=tol_N,
+                            on_solved=None if on_pose is None else (lambda q: on_pose(pose_sample(mp, q))),
                             equilibrium=equilibrium_solver(mp, max_iterations=60, cancel=cancel,
                                                                settle=False))
     return result, {"system": "tree", "flexion_coordinate": flex,
@@ -507,11 +511,13 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
 
 def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
                cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None,
-               max_wall_s: float | None = None, tol_N: float | None = None) -> RunRecord:
+               max_wall_s: float | None = None, tol_N: float | None = None,
+               on_pose: Callable[[dict], None] | None = None) -> RunRecord:
     """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
     when cancel() turned True or ``max_wall_s`` seconds passed; "failed" with the message when an
     equilibrium was not found). tol_N: each step's residual tolerance, force [N] and moment per model
     length (default: the sweep's own, 1e-6 N on smooth models and 1e-2 N with contact or wrapping).
+    on_pose(sample): each solved pose as a live sample (projects with joints: the tree sweep).
 
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
@@ -535,7 +541,8 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
             flex = flexion_coordinate(project, experiment)  # named in a stopped or failed run too
             extra = {"system": "tree", "flexion_coordinate": flex,
                      "flexion_coordinate_deg": experiment.flexion_sign * experiment.flexion_deg}
-            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel, tol_N=tol_N)
+            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel, tol_N=tol_N,
+                                               on_pose=on_pose)
         else:
             result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel, tol_N=tol_N)
     except SweepCancelled as stop:

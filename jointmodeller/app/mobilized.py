@@ -418,6 +418,18 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
     return solve
 
 
+def pose_sample(mp: MobilizedProject, q: np.ndarray, t: float = 0.0) -> dict:
+    """A live sample of the tree at rest at coordinates q (what render.frames.frame_from_sample
+    draws): every series of app.studies.state_series at that pose, without the sample axis, with
+    their labels — so a quasi-static study can show each pose it solves."""
+    q = np.asarray(q, float)[None]
+    ys = _mech_states(mp, q, np.zeros((1, mp.model.system.nu)))
+    series, labels = state_series(mp.built, np.array([float(t)]), ys, q)
+    sample = {k: np.asarray(v)[0] for k, v in series.items()}
+    sample["labels"] = labels
+    return sample
+
+
 def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarray:
     """MJM state vectors (k, 13n) of tree states, so app.studies reports them the same way."""
     system = mp.model.system

@@ -49,15 +49,25 @@ def _dynamics(project, *, progress, cancel, **options) -> RunRecord:
 
 
 def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wall_s: float | None = None,
-            tol_N: float | None = None) -> RunRecord:
+            tol_N: float | None = None, live: bool = False) -> RunRecord:
+    """The experiment's sweep; live: also report each solved pose as a sample (progress(f, sample)),
+    so a viewer can follow the sweep (each costs one force evaluation)."""
     from jointmodeller.app.laxity import run_laxity
 
+    fraction = [0.0]
+
     def step(done, total, load=None, value=None):
+        fraction[0] = done / max(total, 1)
         if progress is not None:
-            progress(done / max(total, 1))
+            progress(fraction[0])
+
+    def pose(sample: dict) -> None:  # each solved pose, so the 3D view follows the sweep
+        if progress is not None:
+            progress(fraction[0], sample)
 
     stop = None if cancel is None else (cancel.is_set if hasattr(cancel, "is_set") else cancel)
-    return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s, tol_N=tol_N)
+    return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s, tol_N=tol_N,
+                      on_pose=pose if live else None)
 
 
 def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, start: float | None = None,
@@ -89,7 +99,7 @@ STUDIES: dict[str, Study] = {
                       ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
                        "on_step")),
     "laxity": Study("laxity", "Laxity", "quasi-static load sweep of an experiment, against its measured data",
-                    ("experiment", "max_wall_s", "tol_N"), needs_experiment=True),
+                    ("experiment", "max_wall_s", "tol_N", "live"), needs_experiment=True),
     "muscle_paths": Study("muscle_paths", "Muscle paths",
                           "tissue lengths and moment arms over a sweep of one joint coordinate",
                           ("coordinate", "start", "stop", "step"), needs_coordinates=True),

@@ -313,6 +313,8 @@ def study_function(study: str, project: Project, **options) -> Callable:
 
     entry = registered(study)  # KeyError naming the choices
     chosen = {k: v for k, v in options.items() if k in entry.options}
+    if "live" in entry.options:
+        chosen.setdefault("live", True)  # the viewport follows each solved pose
     return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 

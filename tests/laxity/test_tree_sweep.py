@@ -242,3 +242,24 @@ def test_the_residual_tolerance_is_the_callers(tmp_path, capsys):
     with ProjectStore(path) as store:
         eq = store.load_run(store.list_runs()[-1].id)
     assert eq.status == "completed" and eq.summary["residual_force_N"] <= 1e-4
+
+
+def test_a_live_sweep_reports_each_solved_pose_for_the_viewport():
+    """The GUI's laxity study (registry option live) reports every solved pose as a sample the
+    viewport draws: the unloaded pose first, then one per load, the last one the run's final pose."""
+    from jointmodeller.gui.live import study_function
+    from jointmodeller.render.frames import frame_from_sample, frames_from_run
+
+    project = knee_like(gs_custom_joint(), "anterior_posterior")
+    samples = []
+    run = study_function("laxity", project)(lambda f, *s: samples.append(s[0]) if s else None, None)
+    assert run.status == "completed"
+    assert len(samples) == run.series["load"].size + 1
+    frame = frame_from_sample(project, samples[-1])
+    assert frame is not None and "tibia" in frame.poses
+    R, t = frame.poses["tibia"]
+    # the sample's tibia is where the run's last step put its centre of mass
+    com_G = t + R @ np.asarray(project.mass("tibia").com_L)
+    np.testing.assert_allclose(com_G, run.series["moving_p_G"][-1], atol=1e-12)
+    first = frame_from_sample(project, samples[0]).poses["tibia"]
+    assert np.linalg.norm(first[1] - t) > 1e-4  # the sweep moved the bone between the two

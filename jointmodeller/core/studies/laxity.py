@@ -734,6 +734,7 @@ def run_tree_sweep(
     progress: Callable[[int, int, float, float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     equilibrium: Callable | None = None,
+    on_solved: Callable[[np.ndarray], None] | None = None,
 ) -> LaxityResult:
     """The laxity sweep on a multibody tree: each load's equilibrium in the tree's own coordinates
     (core.studies.tree_equilibrium), the flexion held by the joint's locked flexion coordinate.
@@ -746,7 +747,8 @@ def run_tree_sweep(
     A step that fails is approached by load continuation, as there. tol_N: residual tolerance, force
     [N] and moment per model length [N·m / L] (default :func:`solver_defaults`). equilibrium(state,
     force_tol, moment_tol): the tree's equilibrium solver (default: Newton in tree coordinates; with
-    contact the app passes its frozen-contact-set solver).
+    contact the app passes its frozen-contact-set solver). on_solved(q): called with each load step's
+    solved coordinates (the unloaded pose first), e.g. to show the pose while the sweep runs.
     """
     from jointmodeller.core.studies.tree_equilibrium import solve_tree_equilibrium
 
@@ -793,6 +795,8 @@ def run_tree_sweep(
     kin0 = poses(state0.q)
     load.set_preload(protocol, kin0.p_G, kin0.R_GB)
     ref = solve(state0, 0.0)
+    if on_solved is not None:
+        on_solved(ref.state.q)
     kin_ref = poses(ref.state.q)
     c_ref[:] = coords(ref.state.q)
     f_dir, t_dir, r_B = load_directions(protocol, kin_ref.p_G, kin_ref.R_GB)
@@ -837,4 +841,6 @@ def run_tree_sweep(
         done[0] = i + 1
         if progress is not None:
             progress(i + 1, k, float(magnitude), float(out["coords"][i, idx] * factor))
+        if on_solved is not None:
+            on_solved(res.state.q)
     return result(k)
