@@ -264,12 +264,12 @@ gives up as stalled (a laxity sweep then approaches the load in smaller steps)."
 
 def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment_tol: float,
                         max_regenerations: int = 40, iterations_per_set: int = 60, progress=None, cancel=None,
-                        max_wall_s: float | None = None):
+                        max_wall_s: float | None = None, on_pose: Callable[[np.ndarray], None] | None = None):
     """Static equilibrium of a tree with contact pairs: MJM's procedure for statics (seed 004 §3.4)
     in tree coordinates, as the free-body solver does it — freeze each pair's contact set (with a band
     of vertices about to touch), solve Newton on that smooth problem until a frozen vertex has moved
     half the band, regenerate the sets at the new pose, and repeat until the true residual
-    (regenerated contact) meets the tolerances.
+    (regenerated contact) meets the tolerances. on_pose(q): the pose after each contact set.
     Returns a TreeEquilibriumResult judged on the true residual."""
     from jointmodeller.core.studies.equilibrium import contact_band, frozen_set_motion
     from jointmodeller.core.studies.tree_equilibrium import (
@@ -306,6 +306,8 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         history.append(max(f, m / L))
         if progress is not None:
             progress(min(0.99, (k + 1) / max_regenerations))
+        if on_pose is not None:
+            on_pose(q)
         if f <= force_tol and m <= moment_tol:
             ok = True
             break
@@ -367,13 +369,15 @@ SETTLE_SPAN_S = 0.5
 
 
 def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progress=None, cancel=None,
-                       max_wall_s: float | None = None, settle: bool = True) -> Callable:
+                       max_wall_s: float | None = None, settle: bool = True,
+                       on_pose: Callable[[np.ndarray], None] | None = None) -> Callable:
     """solve(state, force_tol, moment_tol) -> TreeEquilibriumResult for this tree: Newton in tree
     coordinates, on frozen contact sets regenerated between solves when the project has contact
     (:func:`contact_equilibrium`); without contact, a Newton that fails is restarted from the pose
     damped dynamics settle to (kinetic damping, spans SETTLE_SPAN_S ×1, ×4, ×16), as the free-body
     solver does (``settle=False``: not — a laxity sweep bisects its load steps instead). The one
-    choice every tree study (equilibrium, laxity) makes."""
+    choice every tree study (equilibrium, laxity) makes. on_pose(q): each intermediate pose (after
+    a contact set, a Newton solve or a settling span), for a live view."""
     from jointmodeller.core.studies.tree_equilibrium import settle_tree, solve_tree_equilibrium
 
     system = mp.model.system
@@ -389,14 +393,17 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
         if has_contact:
             return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
                                        iterations_per_set=max_iterations, progress=progress, cancel=cancel,
-                                       max_wall_s=max_wall_s)
+                                       max_wall_s=max_wall_s, on_pose=on_pose)
         started = time.perf_counter()
 
         def newton(st, budget):
             left = None if max_wall_s is None else max(max_wall_s - (time.perf_counter() - started), 0.0)
-            return solve_tree_equilibrium(system, st, length_scale=mp.built.system.length_scale, t=float(state.t),
-                                          force_tol=force_tol, moment_tol=moment_tol, max_iterations=budget,
-                                          progress=progress, cancel=cancel, max_wall_s=left)
+            res = solve_tree_equilibrium(system, st, length_scale=mp.built.system.length_scale, t=float(state.t),
+                                         force_tol=force_tol, moment_tol=moment_tol, max_iterations=budget,
+                                         progress=progress, cancel=cancel, max_wall_s=left)
+            if on_pose is not None:
+                on_pose(res.state.q)
+            return res
 
         res = newton(state, max_iterations)
         span = SETTLE_SPAN_S
@@ -548,9 +555,11 @@ def run_equilibrium_mobilized(
     moment_tol: float | None = None,
     max_iterations: int = 100,
     max_wall_s: float | None = None,
+    live: bool = False,
 ) -> RunRecord:
     """Static equilibrium of the project's tree under its loads (at the end of their profiles),
     locked coordinates held, prescribed ones at their value at that time, constraints honoured.
+    live: also report each intermediate pose as a sample (progress(f, sample)) for a viewer.
 
     A project with a body that gravity pulls along a free translation with nothing to hold it has no
     equilibrium: the run fails at once with one line naming it, instead of iterating.
@@ -572,8 +581,18 @@ def run_equilibrium_mobilized(
         summary = {"converged": False, "iterations": 0, "wall_time_s": time.perf_counter() - started}
     else:
         stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
-        solve = equilibrium_solver(mp, max_iterations=max_iterations, progress=progress, cancel=stop,
-                                   max_wall_s=max_wall_s)
+        report, on_pose = progress, None
+        if live and progress is not None:
+            reported = [0.0]
+
+            def report(fraction: float) -> None:  # the caller's progress, remembering the fraction
+                reported[0] = fraction
+                progress(fraction)
+
+            def on_pose(q: np.ndarray) -> None:
+                progress(reported[0], pose_sample(mp, q, t_load))
+        solve = equilibrium_solver(mp, max_iterations=max_iterations, progress=report, cancel=stop,
+                                   max_wall_s=max_wall_s, on_pose=on_pose)
         if moment_tol is None and force_tol is not None:  # moments held to the force tolerance per model length
             moment_tol = force_tol * mp.built.system.length_scale
         res = solve(state, FORCE_TOLERANCE_N if force_tol is None else force_tol,

@@ -94,7 +94,7 @@ STUDIES: dict[str, Study] = {
     "equilibrium": Study("equilibrium", "Equilibrium",
                          "static pose under the loads (at the end of their profiles), with the linear model's "
                          "natural frequencies", ("contact", "wrapping", "t", "force_tol", "moment_tol",
-                                                 "max_iterations", "max_wall_s")),
+                                                 "max_iterations", "max_wall_s", "live")),
     "dynamics": Study("dynamics", "Dynamics", "motion from the initial pose, at rest, under the loads",
                       ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
                        "on_step")),

@@ -174,12 +174,14 @@ def run_equilibrium(project: Project, *, progress: Progress | None = None, cance
     stays as the tests' oracle for it.
 
     options: contact (bool), wrapping (bool), t (load time), force_tol [N], moment_tol [N·m],
-    max_iterations, max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S). Summary: residuals,
+    max_iterations, max_wall_s (time limit, default DEFAULT_EQUILIBRIUM_WALL_S), live (report each
+    intermediate pose as a sample for a viewer). Summary: residuals,
     iterations, method and the natural frequencies of the linear model at the equilibrium.
     """
     from jointmodeller.app.mobilized import run_equilibrium_mobilized
 
-    unknown = set(options) - {"contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations", "max_wall_s"}
+    unknown = set(options) - {"contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations", "max_wall_s",
+                              "live"}
     if unknown:
         raise TypeError(f"run_equilibrium takes no option {sorted(unknown)[0]!r}")
     options.setdefault("max_wall_s", DEFAULT_EQUILIBRIUM_WALL_S)

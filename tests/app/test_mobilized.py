@@ -108,3 +108,21 @@ def test_a_failed_equilibrium_names_the_unbalanced_body_and_direction():
     # an equilibrium cut short reports it in its message
     res = equilibrium_solver(mp, max_iterations=1, settle=False)(state, 1e-12, 1e-12)
     assert not res.converged and "most unbalanced: lower:" in res.message and "(coordinate drawer)" in res.message
+
+
+def test_a_live_equilibrium_reports_its_intermediate_poses():
+    """The GUI's equilibrium (option live) reports poses the viewport draws, the last one the
+    equilibrium the run stores."""
+    from jointmodeller.gui.live import study_function
+    from jointmodeller.render.frames import frame_from_sample, frames_from_run
+
+    pin = JointSpec(type="pin", parent="upper", frame_parent=Frame((0.0, 0.0, -0.05)),
+                    frame_child=Frame((0.0, 0.0, 0.0)), coordinates=("flex",), default_q=(0.3,))
+    project = two_bone_project(pin)
+    samples = []
+    run = study_function("equilibrium", project)(lambda f, *s: samples.append(s[0]) if s else None, None)
+    assert run.status == "completed" and samples
+    last = frame_from_sample(project, samples[-1]).poses["lower"]
+    stored = frames_from_run(project, run).frame(0).poses["lower"]
+    np.testing.assert_allclose(last[0], stored[0], atol=1e-12)
+    np.testing.assert_allclose(last[1], stored[1], atol=1e-12)
