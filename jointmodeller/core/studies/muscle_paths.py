@@ -242,10 +242,11 @@ def _to_G(kin, body: int, r: np.ndarray) -> np.ndarray:
     return kin.p_GB[body] + kin.R_GB[body] @ r
 
 
-def path_states(solved: pk.SolvedPaths, specs: Sequence[PathSpec]) -> list[PathState]:
-    """The kernel's solved paths as PathStates (one _Pt per point)."""
+def path_states(solved: pk.SolvedPaths, specs: Sequence[PathSpec], which: Sequence[int] | None = None) -> list[PathState]:
+    """The kernel's solved paths ``which`` (default all) as PathStates (one _Pt per point); specs:
+    the PathSpec of each of them."""
     out = []
-    for p, spec in enumerate(specs):
+    for p, spec in zip(range(len(specs)) if which is None else which, specs):
         o, n = int(solved.off[p]), int(solved.n[p])
         pts = [_Pt(int(solved.body[k]), solved.r_B[k].copy(), int(solved.wrap[k]), float(solved.arc[k]),
                    solved.seg[k].copy() if solved.slot[k] == 2 else None, int(solved.slot[k]), int(solved.index[k]))
@@ -310,6 +311,32 @@ def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu
     return tau
 
 
+def coordinate_columns(model: MultibodyModel, coordinates: Sequence[str], q: np.ndarray) -> np.ndarray:
+    """C (nu, m): the generalized speeds of a unit rate of each coordinate at q — its own speed 1,
+    the speeds of coordinates coupled to it (coordinate couplers) their function's slope — so the
+    generalized-force moment arms about the coordinates are ``tau @ C``."""
+    qname = {v: n for n, v in model.qindex.items()}
+    C = np.zeros((model.system.nu, len(coordinates)))
+    for j, name in enumerate(coordinates):
+        k = model.qindex[name]
+        C[model.uindex[name], j] = 1.0
+        for dep, ind, fn in model.couplers:
+            if ind == k:
+                C[model.uindex[qname[dep]], j] += fn.calc(q[k], 1)[0]
+    return C
+
+
+def paths_at_pose(model: MultibodyModel, packed: pk.PackedPaths, q: np.ndarray, coordinates: Sequence[str],
+                  opensim_stale_wrap_points: bool = False, kin=None):
+    """Every packed path at coordinates q in one call of the path kernel: (length (P,) [m], moment
+    arms (P, m) [m] about each of ``coordinates`` by the generalized-force method — all from one
+    unit-tension solve per path —, the solved paths)."""
+    kin = kin if kin is not None else model.system.kinematics(q)
+    solved = pk.solve_paths(packed, kin.R_GB, kin.p_GB, q, opensim_stale_wrap_points)
+    tau = pk.generalized_forces(model.system, kin, packed, solved, q)
+    return solved.length, tau @ coordinate_columns(model, coordinates, q), solved
+
+
 @dataclass
 class MusclePathResult:
     """Path lengths and moment arms over a sweep of one coordinate.
@@ -352,9 +379,6 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
     R = np.zeros_like(L)
     RE = np.zeros_like(L)
     W = np.zeros(L.shape, bool)
-    qname = {v: n for n, v in model.qindex.items()}
-    deps = [(model.uindex[qname[dep]], fn) for dep, ind, fn in model.couplers if ind == k]
-    ku = model.uindex[coordinate]
 
     def q_at(x):
         q = base.copy()
@@ -364,11 +388,8 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
     packed = pk.pack_paths(specs)
     for i, x in enumerate(values):
         q = q_at(x)
-        kin = model.system.kinematics(q)
-        solved = pk.solve_paths(packed, kin.R_GB, kin.p_GB, q, opensim_stale_wrap_points)
-        tau = pk.generalized_forces(model.system, kin, packed, solved, q)  # (paths, nu): every coordinate at once
-        R[i] = tau[:, ku] + sum(tau[:, dep] * fn.calc(x, 1)[0] for dep, fn in deps)
-        L[i] = solved.length
+        L[i], ma, solved = paths_at_pose(model, packed, q, [coordinate], opensim_stale_wrap_points)
+        R[i] = ma[:, 0]
         W[i] = solved.wrapped()
         lp, lm = (pk.solve_paths(packed, kk.R_GB, kk.p_GB, qq, opensim_stale_wrap_points).length
                   for qq in (q_at(x + EXCURSION_STEP), q_at(x - EXCURSION_STEP))
@@ -380,14 +401,6 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
 # --------------------------------------------------------------------------------------------------
 # The same paths as a force-element geometry for the MJM (free-body) backend
 # --------------------------------------------------------------------------------------------------
-@dataclass
-class _Poses:
-    """Body-frame poses in the attribute names calc_path reads (p_GB (n, 3), R_GB (n, 3, 3))."""
-
-    p_GB: np.ndarray
-    R_GB: np.ndarray
-
-
 def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: dict[str, int],
                    R_BL: np.ndarray, com_L: np.ndarray,
                    wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
@@ -506,66 +519,84 @@ class AnalyticPathProvider:
     def __init__(self, paths: dict[int, PathSpec], link: MovingPointLink | None = None):
         self.paths = dict(paths)
         self.link = link
+        self._packed: dict[bytes, pk.PackedPaths] = {}
+
+    def _pack(self, index: np.ndarray) -> pk.PackedPaths:
+        key = index.tobytes()
+        if key not in self._packed:
+            self._packed[key] = pk.pack_paths([self.paths[int(r)] for r in index])
+        return self._packed[key]
 
     def wrapped_paths(self, t: float, kin, index: np.ndarray):
+        """Every requested path in one call of the path kernel; the stretches' directions, length
+        rates and the points' pushes vectorised over all paths' points."""
         from jointmodeller.core.mechanics.tissues import TissueGeometry, WrappedPath
 
         index = np.asarray(index, np.int64)
         k = len(index)
-        length = np.zeros(k)
-        rate = np.zeros(k)
-        pa, pb, da, db = (np.zeros((k, 3)) for _ in range(4))
-        xb, xt, xp, xd = [], [], [], []
-        poses = _Poses(kin.p_G, kin.R_GB)
         q = kin.q if getattr(kin, "q", None) is not None else np.zeros(0)
-        for j, row in enumerate(index):
-            st = calc_path(None, self.paths[int(row)], q, poses)
-            pts = st.points
-            bodies = np.array([p.body for p in pts], int)
-            vel = kin.point_velocities_G(bodies, np.array([p.r_B for p in pts]))
-            n = len(pts)
-            e = np.zeros((n - 1, 3))
-            straight = np.ones(n - 1, bool)
-            for s in range(n - 1):
-                if pts[s].wrap >= 0 and pts[s].wrap == pts[s + 1].wrap:
-                    straight[s] = False
-                    continue
-                d = st.x_G[s + 1] - st.x_G[s]
-                e[s] = d / max(np.linalg.norm(d), 1e-300)
-                rate[j] += e[s] @ (vel[s + 1] - vel[s])
-            length[j] = st.length
-            pa[j], pb[j] = st.x_G[0], st.x_G[-1]
-            da[j], db[j] = e[0], -e[-1]
-            for s in range(1, n - 1):
-                push = (e[s] if straight[s] else 0.0) - (e[s - 1] if straight[s - 1] else 0.0)
-                xb.append(bodies[s])
-                xt.append(j)
-                xp.append(st.x_G[s])
-                xd.append(np.asarray(push, float) * np.ones(3))
-            spec = self.paths[int(row)]
-            if spec.moving and self.link is not None:
-                # a moving point's own motion: its share g of −∂L/∂q_k as a force pair at the point on the
-                # joint's child and parent (f on the child, −f on the parent: only that joint's
-                # coordinates feel it, V f = g e_k), and its part of the length rate
-                for k, qi, g in moving_point_shares(spec, st, kin.R_GB, q):
-                    if qi not in self.link.joint:
-                        continue
-                    ct, pt, cm, pm, qs = self.link.joint[qi]
-                    x = st.x_G[k]
-                    V = _joint_point_velocities(self.link, q, x, ct, pt, qs)
-                    rhs = np.zeros(len(qs))
-                    rhs[qs.index(qi)] = g
-                    f = np.linalg.lstsq(V, rhs, rcond=None)[0]
-                    for b, sign in ((cm, 1.0), (pm, -1.0)):
-                        if b < 0:
-                            continue
-                        xb.append(b)
-                        xt.append(j)
-                        xp.append(x)
-                        xd.append(sign * f)
-                        v = kin.v_G[b] + np.cross(kin.w_G[b], x - kin.p_G[b])
-                        rate[j] -= sign * (f @ v)
-        geo = TissueGeometry(length, rate, pa, pb, da, db)
-        if not xb:
+        solved = pk.solve_paths(self._pack(index), kin.R_GB, kin.p_G, q)
+        n = solved.n
+        start = np.cumsum(n) - n  # each path's first row in the compacted point list
+        path_of = np.repeat(np.arange(k), n)
+        local = np.arange(int(n.sum())) - np.repeat(start, n)
+        rows = np.repeat(solved.off, n) + local
+        x = solved.x_G[rows]
+        body = solved.body[rows]
+        wrap = solved.wrap[rows]
+        vel = kin.point_velocities_G(body, solved.r_B[rows])
+        # stretch i -> i+1 within a path (not the last point); straight unless both ends are one wrap object's
+        stretch = local < np.repeat(n, n) - 1
+        nxt = np.minimum(np.arange(len(rows)) + 1, len(rows) - 1)
+        straight = stretch & ~((wrap >= 0) & (wrap == wrap[nxt]))
+        d = x[nxt] - x
+        e = np.where(straight[:, None], d / np.maximum(np.linalg.norm(d, axis=1), 1e-300)[:, None], 0.0)
+        rate = np.bincount(path_of, np.einsum("ij,ij->i", e, vel[nxt] - vel), minlength=k)
+        first = start
+        last = start + n - 1
+        pa, pb = x[first], x[last]
+        da, db = e[first], -e[last - 1]
+        inner = (local > 0) & (local < np.repeat(n, n) - 1)
+        prev = np.maximum(np.arange(len(rows)) - 1, 0)
+        xb = [body[inner]]
+        xt = [path_of[inner]]
+        xp = [x[inner]]
+        xd = [(e - e[prev])[inner]]
+        if self.link is not None:
+            rate = rate + self._moving_shares(kin, q, index, solved, xb, xt, xp, xd)
+        geo = TissueGeometry(solved.length.copy(), rate, pa, pb, da, db)
+        xb = np.concatenate(xb).astype(np.int64)
+        if not len(xb):
             return WrappedPath(index, geo)
-        return WrappedPath(index, geo, np.asarray(xb, np.int64), np.asarray(xt, np.int64), np.array(xp), np.array(xd))
+        return WrappedPath(index, geo, xb, np.concatenate(xt).astype(np.int64), np.concatenate(xp),
+                           np.concatenate(xd))
+
+    def _moving_shares(self, kin, q, index, solved, xb, xt, xp, xd) -> np.ndarray:
+        """A moving point's own motion: its share g of −∂L/∂q_k as a force pair at the point on the
+        joint's child and parent (f on the child, −f on the parent: only that joint's coordinates feel
+        it, V f = g e_k), appended to the pushes; returns its part of each path's length rate."""
+        rate = np.zeros(len(index))
+        for j, row in enumerate(index):
+            spec = self.paths[int(row)]
+            if not spec.moving:
+                continue
+            st = path_states(solved, [spec], [j])[0]
+            for kk, qi, g in moving_point_shares(spec, st, kin.R_GB, q):
+                if qi not in self.link.joint:
+                    continue
+                ct, pt, cm, pm, qs = self.link.joint[qi]
+                x = st.x_G[kk]
+                V = _joint_point_velocities(self.link, q, x, ct, pt, qs)
+                rhs = np.zeros(len(qs))
+                rhs[qs.index(qi)] = g
+                f = np.linalg.lstsq(V, rhs, rcond=None)[0]
+                for b, sign in ((cm, 1.0), (pm, -1.0)):
+                    if b < 0:
+                        continue
+                    xb.append([b])
+                    xt.append([j])
+                    xp.append(x[None])
+                    xd.append((sign * f)[None])
+                    v = kin.v_G[b] + np.cross(kin.w_G[b], x - kin.p_G[b])
+                    rate[j] -= sign * (f @ v)
+        return rate

@@ -172,47 +172,43 @@ class SolvedPaths:
 # Kernels
 # --------------------------------------------------------------------------------------------------
 @njit
+def _row(A, k):
+    return (A[k, 0], A[k, 1], A[k, 2])
+
+
+@njit
 def _to_G(R_GB, p_GB, body, r):
+    """Body-frame point r (3-tuple) of ``body`` (-1 ground) in G."""
     if body < 0:
-        return r.copy()
+        return r
     R = R_GB[body]
-    out = np.empty(3)
-    for a in range(3):
-        out[a] = p_GB[body, a] + R[a, 0] * r[0] + R[a, 1] * r[1] + R[a, 2] * r[2]
-    return out
+    return (p_GB[body, 0] + R[0, 0] * r[0] + R[0, 1] * r[1] + R[0, 2] * r[2],
+            p_GB[body, 1] + R[1, 0] * r[0] + R[1, 1] * r[1] + R[1, 2] * r[2],
+            p_GB[body, 2] + R[2, 0] * r[0] + R[2, 1] * r[1] + R[2, 2] * r[2])
 
 
 @njit
-def _to_B(R_GB, p_GB, body, x):
-    if body < 0:
-        return x.copy()
-    R = R_GB[body]
-    d0, d1, d2 = x[0] - p_GB[body, 0], x[1] - p_GB[body, 1], x[2] - p_GB[body, 2]
-    out = np.empty(3)
-    for a in range(3):
-        out[a] = R[0, a] * d0 + R[1, a] * d1 + R[2, a] * d2
-    return out
+def _rot(R, v):
+    """R v (R (3, 3) array, v a 3-tuple)."""
+    return (R[0, 0] * v[0] + R[0, 1] * v[1] + R[0, 2] * v[2],
+            R[1, 0] * v[0] + R[1, 1] * v[1] + R[1, 2] * v[2],
+            R[2, 0] * v[0] + R[2, 1] * v[1] + R[2, 2] * v[2])
 
 
 @njit
-def _mat_vec(R, v):
-    out = np.empty(3)
-    for a in range(3):
-        out[a] = R[a, 0] * v[0] + R[a, 1] * v[1] + R[a, 2] * v[2]
-    return out
+def _rotT(R, v):
+    """Rᵀ v."""
+    return (R[0, 0] * v[0] + R[1, 0] * v[1] + R[2, 0] * v[2],
+            R[0, 1] * v[0] + R[1, 1] * v[1] + R[2, 1] * v[2],
+            R[0, 2] * v[0] + R[1, 2] * v[1] + R[2, 2] * v[2])
 
 
 @njit
-def _matT_vec(R, v):
-    out = np.empty(3)
-    for a in range(3):
-        out[a] = R[0, a] * v[0] + R[1, a] * v[1] + R[2, a] * v[2]
-    return out
-
-
-@njit
-def _dist(a, b):
-    return np.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2)
+def _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, x):
+    """Point x (G) in the frame W of a wrap object on ``wbody``."""
+    if wbody >= 0:
+        x = _rotT(R_GB[wbody], wa._sub(x, _row(p_GB, wbody)))
+    return _rotT(R_BW, wa._sub(x, _row(p_BW, 0)))
 
 
 @njit
@@ -220,13 +216,16 @@ def _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has):
     """Where point k of the working list meets its straight stretches: its current position, or with
     ``stale`` a wrap point's first position at this pose (OpenSim 4's cached wrap points)."""
     w = Lw[k]
+    x = _to_G(R_GB, p_GB, Lb[k], _row(Lr, k))
     if stale and w >= 0:
         s = Ls[k] - 1
         if not has[w, s]:
-            cache[w, s] = _to_G(R_GB, p_GB, Lb[k], Lr[k])
+            cache[w, s, 0] = x[0]
+            cache[w, s, 1] = x[1]
+            cache[w, s, 2] = x[2]
             has[w, s] = True
-        return cache[w, s].copy()
-    return _to_G(R_GB, p_GB, Lb[k], Lr[k])
+        return (cache[w, s, 0], cache[w, s, 1], cache[w, s, 2])
+    return x
 
 
 @njit
@@ -238,55 +237,55 @@ def _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has):
         else:
             xb = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k + 1, stale, cache, has)
             xa = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has)
-            total += _dist(xb, xa)
+            total += wa._norm(wa._sub(xb, xa))
     return total
+
+
+@njit
+def _move_row(Lb, Lr, Lw, Ls, La, Li, Lseg, to, frm):
+    Lb[to] = Lb[frm]
+    Lw[to] = Lw[frm]
+    Ls[to] = Ls[frm]
+    La[to] = La[frm]
+    Li[to] = Li[frm]
+    for c in range(3):
+        Lr[to, c] = Lr[frm, c]
+    for c in range(6):
+        Lseg[to, c] = Lseg[frm, c]
 
 
 @njit
 def _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, wid):
     """Remove the wrap points of wrap object ``wid`` from the working list; its new length."""
-    m = 0
+    m = np.int64(0)  # (not a literal 0: one compiled specialisation of _move_row)
     for k in range(n):
         if Lw[k] == wid:
             continue
         if m != k:
-            Lb[m] = Lb[k]
-            Lr[m] = Lr[k]
-            Lw[m] = Lw[k]
-            Ls[m] = Ls[k]
-            La[m] = La[k]
-            Li[m] = Li[k]
-            Lseg[m] = Lseg[k]
+            _move_row(Lb, Lr, Lw, Ls, La, Li, Lseg, m, k)
         m += 1
     return m
 
 
 @njit
-def _insert_two(Lb, Lr, Lw, Ls, La, Li, Lseg, n, at):
-    """Open two rows at ``at`` (shifting the rest down); the new length."""
-    for k in range(n - 1, at - 1, -1):
-        Lb[k + 2] = Lb[k]
-        Lr[k + 2] = Lr[k]
-        Lw[k + 2] = Lw[k]
-        Ls[k + 2] = Ls[k]
-        La[k + 2] = La[k]
-        Li[k + 2] = Li[k]
-        Lseg[k + 2] = Lseg[k]
-    return n + 2
-
-
-@njit
 def _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata):
-    """r_B (3,) of path point g at coordinates q (a moving point's functions evaluated)."""
+    """r_B (3-tuple) of path point g at coordinates q (a moving point's functions evaluated)."""
     if not mv_on[g]:
-        return pt_r[g].copy()
-    rL = np.zeros(3)
+        return _row(pt_r, g)
+    rL0 = 0.0
+    rL1 = 0.0
+    rL2 = 0.0
     for a in range(3):
         fi = mv_f[g, a]
         x = q[mv_q[g, a]] if mv_q[g, a] >= 0 else 0.0
         v, _, _ = eval_function_1d(ftype[fi], foff[fi], fdata, x, 0.0)
-        rL[a] = v
-    return _mat_vec(mv_A[g], rL) + mv_b[g]
+        if a == 0:
+            rL0 = v
+        elif a == 1:
+            rL1 = v
+        else:
+            rL2 = v
+    return wa._add(_rot(mv_A[g], (rL0, rL1, rL2)), _row(mv_b, g))
 
 
 @njit
@@ -333,7 +332,7 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
             active[k] = c < 0 or (pt_range[g, 0] <= q[c] <= pt_range[g, 1])
             if active[k]:
                 Lb[n] = pt_body[g]
-                Lr[n] = _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata)
+                wa._put(Lr, n, _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata))
                 Lw[n] = -1
                 Ls[n] = 0
                 La[n] = 0.0
@@ -376,48 +375,61 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
                     if Lw[j] < 0 and Li[j] == rev:
                         end = j
                 best_at = -1
-                best_r1 = np.zeros(3)
-                best_r2 = np.zeros(3)
+                best_r1 = (0.0, 0.0, 0.0)
+                best_r2 = (0.0, 0.0, 0.0)
+                best_xa = (0.0, 0.0, 0.0)
+                best_xb = (0.0, 0.0, 0.0)
                 best_len = 0.0
-                best_seg = np.zeros(6)
                 min_change = np.inf
                 R_BW = wr_R[w]
-                p_BW = wr_p[w]
+                p_BW = wr_p[w:w + 1]
                 wbody = wr_body[w]
                 for j in range(start, end):
                     if Lw[j] >= 0 and Lw[j] == Lw[j + 1]:
                         continue
-                    xa = _matT_vec(R_BW, _to_B(R_GB, p_GB, wbody, _to_G(R_GB, p_GB, Lb[j], Lr[j])) - p_BW)
-                    xb = _matT_vec(R_BW, _to_B(R_GB, p_GB, wbody, _to_G(R_GB, p_GB, Lb[j + 1], Lr[j + 1])) - p_BW)
-                    status, r1, r2, arc, pts = wa.wrap_kernel(wr_kind[w], xa, xb, wr_dims[w], wr_axis[w], wr_sign[w],
-                                                              nw == 1)
+                    xa = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, _to_G(R_GB, p_GB, Lb[j], _row(Lr, j)))
+                    xb = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, _to_G(R_GB, p_GB, Lb[j + 1], _row(Lr, j + 1)))
+                    kind = wr_kind[w]
+                    dims = wr_dims[w]
+                    if kind == wa.CYLINDER:
+                        status, r1, r2, arc, pts = wa.cylinder_kernel(xa, xb, dims[0], dims[1], wr_axis[w], wr_sign[w],
+                                                                      nw == 1)
+                    elif kind == wa.ELLIPSOID:
+                        status, r1, r2, arc, pts = wa.ellipsoid_kernel(xa, xb, (dims[0], dims[1], dims[2]), wr_axis[w],
+                                                                       wr_sign[w])
+                    elif kind == wa.SPHERE:
+                        status, r1, r2, arc, pts = wa.sphere_kernel(xa, xb, dims[0], wr_axis[w], wr_sign[w])
+                    else:  # not wrapped (a torus)
+                        continue
                     results[i] = status
                     if status == wa.MANDATORY:
-                        best_at, best_r1, best_r2, best_len = j, r1, r2, arc
-                        best_seg[:3] = xa
-                        best_seg[3:] = xb
+                        best_at, best_r1, best_r2, best_len, best_xa, best_xb = j, r1, r2, arc, xa, xb
                         break
                     if status == wa.WRAPPED:
                         sa = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j, stale, cache, has)
                         sb = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j + 1, stale, cache, has)
-                        g1 = _to_G(R_GB, p_GB, wbody, _mat_vec(R_BW, r1) + p_BW)
-                        g2 = _to_G(R_GB, p_GB, wbody, _mat_vec(R_BW, r2) + p_BW)
-                        change = _dist(g1, sa) + arc + _dist(sb, g2) - _dist(sb, sa)
+                        g1 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r1), _row(p_BW, 0)))
+                        g2 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r2), _row(p_BW, 0)))
+                        change = (wa._norm(wa._sub(g1, sa)) + arc + wa._norm(wa._sub(sb, g2))
+                                  - wa._norm(wa._sub(sb, sa)))
                         if change < min_change:
-                            best_at, best_r1, best_r2, best_len, min_change = j, r1, r2, arc, change
-                            best_seg[:3] = xa
-                            best_seg[3:] = xb
+                            best_at, best_r1, best_r2, best_len, best_xa, best_xb = j, r1, r2, arc, xa, xb
+                            min_change = change
                 if best_at >= 0:
-                    n = _insert_two(Lb, Lr, Lw, Ls, La, Li, Lseg, n, best_at + 1)
+                    for k in range(n - 1, best_at, -1):  # open two rows after best_at
+                        _move_row(Lb, Lr, Lw, Ls, La, Li, Lseg, k + 2, k)
+                    n += 2
                     for s in range(2):
                         at = best_at + 1 + s
                         Lb[at] = wbody
-                        Lr[at] = _mat_vec(R_BW, best_r1 if s == 0 else best_r2) + p_BW
+                        wa._put(Lr, at, wa._add(_rot(R_BW, best_r1 if s == 0 else best_r2), _row(p_BW, 0)))
                         Lw[at] = wid
                         Ls[at] = s + 1
                         La[at] = 0.0 if s == 0 else best_len
                         Li[at] = -1
-                        Lseg[at] = best_seg
+                        for c in range(3):
+                            Lseg[at, c] = best_xa[c]
+                            Lseg[at, 3 + c] = best_xb[c]
             if cut:
                 break
             length = _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has)
@@ -431,13 +443,14 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
         o_n[p] = n
         for k in range(n):
             o_body[o + k] = Lb[k]
-            o_r[o + k] = Lr[k]
-            o_x[o + k] = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has)
+            wa._put(o_r, o + k, _row(Lr, k))
+            wa._put(o_x, o + k, _where(R_GB, p_GB, Lb, Lr, Lw, Ls, k, stale, cache, has))
             o_wrap[o + k] = Lw[k]
             o_slot[o + k] = Ls[k]
             o_arc[o + k] = La[k]
             o_index[o + k] = Li[k]
-            o_seg[o + k] = Lseg[k]
+            for c in range(6):
+                o_seg[o + k, c] = Lseg[k, c]
         o_len[p] = _list_length(R_GB, p_GB, Lb, Lr, Lw, Ls, La, n, stale, cache, has)
     return o_n, o_body, o_r, o_x, o_wrap, o_slot, o_arc, o_index, o_seg, o_len
 
@@ -471,22 +484,21 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
             b = a + 1
             if o_body[a] == o_body[b]:
                 continue
-            e = o_x[b] - o_x[a]
-            d = np.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+            e = wa._sub(_row(o_x, b), _row(o_x, a))
+            d = wa._norm(e)
             if d == 0.0:
                 continue
-            e = e / d
+            e = wa._div(e, d)
             for s in range(2):
                 idx = a if s == 0 else b
                 body = o_body[idx]
                 if body < 0:
                     continue
-                f = e if s == 0 else -e
-                arm = _to_G(R_GB, p_GB, body, o_r[idx]) - p_GB[body]
-                Fb[p, body] += f
-                Mb[p, body, 0] += arm[1] * f[2] - arm[2] * f[1]
-                Mb[p, body, 1] += arm[2] * f[0] - arm[0] * f[2]
-                Mb[p, body, 2] += arm[0] * f[1] - arm[1] * f[0]
+                f = e if s == 0 else wa._mul(-1.0, e)
+                m = wa._cross(wa._sub(_to_G(R_GB, p_GB, body, _row(o_r, idx)), _row(p_GB, body)), f)
+                for c in range(3):
+                    Fb[p, body, c] += f[c]
+                    Mb[p, body, c] += m[c]
         # a moving point's own motion on its body: F (unit-tension force on the point) · R ∂r_B/∂q
         for k in range(n):
             idx = o + k
@@ -495,17 +507,17 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
             g = pt_off[p] + o_index[idx]
             if not mv_on[g]:
                 continue
-            F = np.zeros(3)
+            F = (0.0, 0.0, 0.0)
             for j in (k - 1, k + 1):
                 if j < 0 or j >= n:
                     continue
                 lo = min(j, k)
                 if o_wrap[o + lo] >= 0 and o_wrap[o + lo] == o_wrap[o + lo + 1]:
                     continue
-                dv = o_x[o + j] - o_x[idx]
-                d = np.sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])
+                dv = wa._sub(_row(o_x, o + j), _row(o_x, idx))
+                d = wa._norm(dv)
                 if d > 0:
-                    F += dv / d
+                    F = wa._add(F, wa._div(dv, d))
             body = o_body[idx]
             for a in range(3):
                 qi = mv_q[g, a]
@@ -514,10 +526,10 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
                     continue
                 fi = mv_f[g, a]
                 _, d1, _ = eval_function_1d(ftype[fi], foff[fi], fdata, q[qi], 0.0)
-                col = mv_A[g, :, a] * d1
+                col = (mv_A[g, 0, a] * d1, mv_A[g, 1, a] * d1, mv_A[g, 2, a] * d1)
                 if body >= 0:
-                    col = _mat_vec(R_GB[body], col)
-                tau[p, ui] += col[0] * F[0] + col[1] * F[1] + col[2] * F[2]
+                    col = _rot(R_GB[body], col)
+                tau[p, ui] += wa._dot(col, F)
     return Fb, Mb, tau
 
 
@@ -545,15 +557,14 @@ def _jacobians(parent, nu, uoff, S, R_GB, p_GB, n_u):
     for k in range(nb):
         j = k
         while j >= 0:
+            d = wa._sub(_row(p_GB, k), _row(p_GB, j))
             for c in range(nu[j]):
                 col = uoff[j] + c
-                sw = _mat_vec(R_GB[j], S[j, :3, c])
-                sv = _mat_vec(R_GB[j], S[j, 3:, c])
-                d = p_GB[k] - p_GB[j]
-                Jw[k, :, col] = sw
-                Jv[k, 0, col] = sv[0] + sw[1] * d[2] - sw[2] * d[1]
-                Jv[k, 1, col] = sv[1] + sw[2] * d[0] - sw[0] * d[2]
-                Jv[k, 2, col] = sv[2] + sw[0] * d[1] - sw[1] * d[0]
+                sw = _rot(R_GB[j], (S[j, 0, c], S[j, 1, c], S[j, 2, c]))
+                sv = wa._add(_rot(R_GB[j], (S[j, 3, c], S[j, 4, c], S[j, 5, c])), wa._cross(sw, d))
+                for r in range(3):
+                    Jw[k, r, col] = sw[r]
+                    Jv[k, r, col] = sv[r]
             j = parent[j]
     return Jw, Jv
 
