@@ -153,10 +153,14 @@ def _knee() -> Figure:
 
 
 def run() -> list[Figure]:
-    knee = _knee()
+    try:  # a knee demo that cannot be built or run must not hide the elbow's figures
+        knee, knee_problem = [_knee()], ""
+    except Exception as exc:
+        knee, knee_problem = [], f"knee demo: {type(exc).__name__}: {exc}"
     synthetic = _synthetic()
     figures, problem = _demo()
+    problem = "; ".join(p for p in (problem, knee_problem) if p)
     if problem:
         synthetic = Figure(synthetic.name, synthetic.value, synthetic.unit, synthetic.baseline,
                            synthetic.baseline_name, synthetic.lower_is_better, synthetic.note + "; " + problem)
-    return [synthetic, *figures, knee]
+    return [synthetic, *figures, *knee]
