@@ -441,7 +441,8 @@ def cmd_muscle_paths(args: argparse.Namespace) -> int:
     from jointmodeller.app.muscle_paths import muscle_paths_command
 
     run = muscle_paths_command(args.project, args.coordinate, args.out, start=args.start, stop=args.stop,
-                               step=args.step, path_mode=args.path_mode)
+                               step=args.step, path_mode=args.path_mode,
+                               notice=lambda text: print(text, file=sys.stderr, flush=True))
     _print_run(run, run.id)
     if run.status != "completed":
         return 1

@@ -163,13 +163,18 @@ def plot_muscle_paths(run: RunRecord, path: str | Path, reference: dict[str, np.
     return path
 
 
+FIRST_USE_NOTICE = ("compiling the path kernels on their first use in this environment (a minute or so; "
+                    "kept in the disk cache for every later run)")
+
+
 def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str | Path,
                          start: float = 0.0, stop: float = 130.0, step: float = 5.0,
-                         store_run: bool = True, path_mode: str = "opensim") -> RunRecord:
+                         store_run: bool = True, path_mode: str = "opensim", notice=None) -> RunRecord:
     """Run the study on a project file, store the run in it, write CSV and PNG into ``out_dir``.
     path_mode: "opensim" (default) or "exact" (see PATH_MODES). Bad input — ``out_dir`` an existing
     file, a coordinate the project does not have, an unknown path mode — is a JointModellerError
-    before anything is computed or stored."""
+    before anything is computed or stored. notice(text): told FIRST_USE_NOTICE before the run when
+    the compiled kernels are not in the disk cache yet."""
     from jointmodeller.model.errors import JointModellerError
     from jointmodeller.persistence.store import ProjectStore
 
@@ -190,6 +195,11 @@ def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str
             shown = ", ".join(names[:15]) + (", …" if len(names) > 15 else "")
             raise JointModellerError(f"{project_path}: no coordinate named {coordinate!r}"
                                      + (f" (the joints' coordinates: {shown})" if names else " (the project has no joints)"))
+        if notice is not None:
+            from jointmodeller.core.studies.path_kernel import kernels_on_disk
+
+            if not kernels_on_disk():
+                notice(FIRST_USE_NOTICE)
         run = muscle_paths_run(project, coordinate, start, stop, step, path_mode=path_mode)
         if store_run:
             run.id = store.save_run(run)

@@ -11,6 +11,8 @@ the same arithmetic: the tests run both and compare them).
   (a per-call ``use_numba`` override that tests and benchmarks use to compare the two paths).
 - ``numba_enabled(flag)``: a per-object ``use_numba`` flag resolved against the switch (None = the
   switch; True only takes effect when the switch is on).
+- ``on_disk(*kernels)``: whether the kernels are in the disk cache already (else their first call
+  compiles: a front end says so before it starts).
 
 Where the compiled kernels are cached: numba writes them beside the sources (``__pycache__``), else
 in ``~/.cache/numba``, and refuses to compile a ``cache=True`` function at all ("cannot cache
@@ -107,6 +109,20 @@ def numba_enabled(flag: bool | None = None) -> bool:
 
 
 _compiled: dict = {}
+
+
+def on_disk(*kernels) -> bool:
+    """Whether numba's disk cache has an index for each compiled kernel (``njit`` dispatchers), so a
+    first call in this process loads it instead of compiling; True with the switch off. Reads
+    numba's cache bookkeeping: anything unexpected there counts as not cached (a needless notice,
+    never an error). Callers use it to say so before a long first compile."""
+    if not NUMBA_ENABLED or not CACHE_ENABLED:
+        return not NUMBA_ENABLED
+    for k in kernels:
+        path = getattr(getattr(getattr(k, "_cache", None), "_cache_file", None), "_index_path", None)
+        if not path or not os.path.exists(path):
+            return False
+    return True
 
 
 def kernel(fn, enabled: bool | None = None, **options):

@@ -578,6 +578,15 @@ def body_jacobians(system, kin) -> tuple[np.ndarray, np.ndarray]:
                       np.ascontiguousarray(kin.p_GB, np.float64), int(system.nu))
 
 
+def kernels_on_disk() -> bool:
+    """Whether this module's kernels and the tree kinematics they need are in numba's disk cache (see
+    ``core._jit.on_disk``): when not, the first paths in this environment compile for a while."""
+    from jointmodeller.core._jit import on_disk
+    from jointmodeller.core.multibody.packed import kin_p
+
+    return on_disk(kin_p, _solve, _unit_tension, _jacobians)
+
+
 def generalized_forces(system, kin, packed: PackedPaths, solved: SolvedPaths, q) -> np.ndarray:
     """(P, nu): f = Jᵀ F of unit tension along every solved path (seed 002's generalized-force
     method, all coordinates at once) plus its moving points' own motion."""
