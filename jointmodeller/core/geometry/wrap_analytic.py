@@ -385,8 +385,8 @@ def _spiral_path(p1, p2, r1, r2, R, far_side, single):
         ax = _unit(_cross(uu, vv))
         if single:
             pts = np.empty((2, 3))
-            _put(pts, 0, _spiral_point(r1a, axial_vec, uu, ax, sense, 0.0, theta, R))
-            _put(pts, 1, _spiral_point(r1a, axial_vec, uu, ax, sense, 1.0, theta, R))
+            for k in range(2):
+                _put(pts, k, _spiral_point(r1a, axial_vec, uu, ax, sense, float(k), theta, R))
             return r1, r2, arc, pts
         n = max(int(arc / CYLINDER_SEGMENT_M), 1)
         if n > 1 and it < MAX_TANGENT_ITERATIONS:
@@ -664,11 +664,11 @@ def _ellipsoid_arc(r1, r2, a, vs, vs4, factor, far_side):
     chord = _norm(_sub(r1, r2)) / factor
     if chord < ELLIPSOID_SEGMENT_M:
         pts = np.empty((2, 3))
-        _put(pts, 0, r1)
-        _put(pts, 1, r2)
+        for k in range(2):
+            _put(pts, k, r1 if k == 0 else r2)
         return pts, _norm(_sub(r1, r2))
     n = min(int(chord / ELLIPSOID_SEGMENT_M), 499)
-    imax = 0
+    imax = np.int64(0)  # (np.int64, not a literal: one specialisation of _with)
     for i in range(1, 3):
         if abs(vs[i]) > abs(vs[imax]):
             imax = i
@@ -682,11 +682,12 @@ def _ellipsoid_arc(r1, r2, a, vs, vs4, factor, far_side):
     f2 = _ediv(a0, a)
     cc = _dot(f2, f2) - 1.0
     pts = np.empty((n + 1, 3))
-    _put(pts, 0, r1)
     total = 0.0
     prev = r1
-    for k in range(1, n + 1):
-        if k < n:
+    for k in range(n + 1):
+        if k == 0:
+            pt = r1
+        elif k < n:
             phi = k * dphi
             dirs = _axpy(np.cos(phi), ar1, _mul(np.sin(phi), vsy))
             f1 = _ediv(dirs, a)

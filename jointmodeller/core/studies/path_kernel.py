@@ -204,11 +204,11 @@ def _rotT(R, v):
 
 
 @njit
-def _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, x):
-    """Point x (G) in the frame W of a wrap object on ``wbody``."""
+def _in_wrap_frame(R_GB, p_GB, wbody, R_BW, wr_p, w, x):
+    """Point x (G) in the frame W of wrap object w (R_BW, wr_p[w]) on ``wbody``."""
     if wbody >= 0:
         x = _rotT(R_GB[wbody], wa._sub(x, _row(p_GB, wbody)))
-    return _rotT(R_BW, wa._sub(x, _row(p_BW, 0)))
+    return _rotT(R_BW, wa._sub(x, _row(wr_p, w)))
 
 
 @njit
@@ -268,6 +268,14 @@ def _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, wid):
 
 
 @njit
+def _fn(ftype, foff, fdata, fi, x):
+    """(value, slope) of encoded function fi at x (the spline arithmetic compiled once here, not
+    inlined into each kernel that evaluates a moving point)."""
+    v, d1, _ = eval_function_1d(ftype[fi], foff[fi], fdata, x, 0.0)
+    return v, d1
+
+
+@njit
 def _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata):
     """r_B (3-tuple) of path point g at coordinates q (a moving point's functions evaluated)."""
     if not mv_on[g]:
@@ -278,7 +286,7 @@ def _point_B(g, q, pt_r, mv_on, mv_f, mv_q, mv_A, mv_b, ftype, foff, fdata):
     for a in range(3):
         fi = mv_f[g, a]
         x = q[mv_q[g, a]] if mv_q[g, a] >= 0 else 0.0
-        v, _, _ = eval_function_1d(ftype[fi], foff[fi], fdata, x, 0.0)
+        v, _ = _fn(ftype, foff, fdata, fi, x)
         if a == 0:
             rL0 = v
         elif a == 1:
@@ -325,7 +333,7 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
         n0 = pt_off[p + 1] - g0
         w0 = wr_off[p]
         nw = wr_off[p + 1] - w0
-        n = 0
+        n = np.int64(0)  # (not a literal 0: one specialisation of the helpers it is passed to)
         for k in range(n0):
             g = g0 + k
             c = pt_cond[g]
@@ -382,13 +390,12 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
                 best_len = 0.0
                 min_change = np.inf
                 R_BW = wr_R[w]
-                p_BW = wr_p[w:w + 1]
                 wbody = wr_body[w]
                 for j in range(start, end):
                     if Lw[j] >= 0 and Lw[j] == Lw[j + 1]:
                         continue
-                    xa = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, _to_G(R_GB, p_GB, Lb[j], _row(Lr, j)))
-                    xb = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, p_BW, _to_G(R_GB, p_GB, Lb[j + 1], _row(Lr, j + 1)))
+                    xa = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, wr_p, w, _to_G(R_GB, p_GB, Lb[j], _row(Lr, j)))
+                    xb = _in_wrap_frame(R_GB, p_GB, wbody, R_BW, wr_p, w, _to_G(R_GB, p_GB, Lb[j + 1], _row(Lr, j + 1)))
                     kind = wr_kind[w]
                     dims = wr_dims[w]
                     if kind == wa.CYLINDER:
@@ -408,8 +415,8 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
                     if status == wa.WRAPPED:
                         sa = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j, stale, cache, has)
                         sb = _where(R_GB, p_GB, Lb, Lr, Lw, Ls, j + 1, stale, cache, has)
-                        g1 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r1), _row(p_BW, 0)))
-                        g2 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r2), _row(p_BW, 0)))
+                        g1 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r1), _row(wr_p, w)))
+                        g2 = _to_G(R_GB, p_GB, wbody, wa._add(_rot(R_BW, r2), _row(wr_p, w)))
                         change = (wa._norm(wa._sub(g1, sa)) + arc + wa._norm(wa._sub(sb, g2))
                                   - wa._norm(wa._sub(sb, sa)))
                         if change < min_change:
@@ -422,7 +429,7 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
                     for s in range(2):
                         at = best_at + 1 + s
                         Lb[at] = wbody
-                        wa._put(Lr, at, wa._add(_rot(R_BW, best_r1 if s == 0 else best_r2), _row(p_BW, 0)))
+                        wa._put(Lr, at, wa._add(_rot(R_BW, best_r1 if s == 0 else best_r2), _row(wr_p, w)))
                         Lw[at] = wid
                         Ls[at] = s + 1
                         La[at] = 0.0 if s == 0 else best_len
@@ -438,7 +445,7 @@ def _solve(R_GB, p_GB, q, stale, pt_off, pt_body, pt_r, pt_cond, pt_range, mv_on
             last = length
             if kk == 0 and nw > 1 and results[0] == wa.NO_WRAP and results[1] == wa.INSIDE:
                 order[0], order[1] = 1, 0
-                n = _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, 0)
+                n = _drop_wrap(Lb, Lr, Lw, Ls, La, Li, Lseg, n, order[1])  # wrap object 0 (not a literal 0)
         o = out_off[p]
         o_n[p] = n
         for k in range(n):
@@ -525,7 +532,7 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
                 if qi < 0 or ui < 0:
                     continue
                 fi = mv_f[g, a]
-                _, d1, _ = eval_function_1d(ftype[fi], foff[fi], fdata, q[qi], 0.0)
+                _, d1 = _fn(ftype, foff, fdata, fi, q[qi])
                 col = (mv_A[g, 0, a] * d1, mv_A[g, 1, a] * d1, mv_A[g, 2, a] * d1)
                 if body >= 0:
                     col = _rot(R_GB[body], col)
