@@ -7,7 +7,8 @@ contact point, with its closest point, smooth surface normal and penetration dep
 
 - ``"foundation"`` (elastic foundation, seed 003 §5.2): a bed of springs on the cartilage mesh,
   stiffness k_i = K·A_i with K = (1−ν)E / ((1+ν)(1−2ν)h) and A_i the vertex's share of the mesh
-  area; force k_i x_i along the line from the vertex to its closest point, Hunt–Crossley
+  area; force k_i x_i along the smooth surface normal at the vertex's closest point, x_i the depth
+  along that normal (so the force vanishes continuously where a vertex leaves contact), Hunt–Crossley
   dissipation f_e (1 + 1.5 c ẋ) and optional Stribeck friction.
 - ``"mjm"`` (MJM cartilage springs, seed 004 §3.4): springs at the contact points, stiffness
   normal to the surface with lateral stiffness ``lateral_ratio`` (0.001) of it; the spring
@@ -293,8 +294,11 @@ class ContactPair:
         mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
         area = bed.area[idx]
         if self.method == "foundation":
-            depth = np.maximum(cp.depth[inside], 0.0)
-            normal = np.divide(offset_G, depth[:, None], out=smooth_n_G.copy(), where=depth[:, None] > 0)
+            # depth along the smooth normal (as Smith2018 measures it, along the surface normal): the
+            # force k·depth·n falls to zero where a vertex leaves contact, also across an edge where
+            # its closest point turns away from the normal (k·distance along the offset would jump)
+            depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
+            normal = smooth_n_G
             stiffness = scale * self.modulus_per_area * area
             lateral = 0.0
         else:

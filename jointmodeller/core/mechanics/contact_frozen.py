@@ -71,8 +71,10 @@ class FrozenContactPair:
         p = self.pair
         return (p.surface_a, p.surface_b) if bd.bed_body == p.a else (p.surface_b, p.surface_a)
 
-    def springs(self, kin: BodyKinematics, bd: FrozenBed):
-        """(points_G (m, 3), forces on the bed body (m, 3), depth (m,), active (m,) bool)."""
+    def closest(self, kin: BodyKinematics, bd: FrozenBed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P_o, s_o, n_o) (m, 3) each, in the other body's frame: the bed vertices, their closest
+        points on the other surface (searched as the class says) and the smooth unit normal there
+        (zero where no facing face was found)."""
         p = self.pair
         bed, surf = self._surfaces(bd)
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bd.bed_body, bd.other)
@@ -97,6 +99,13 @@ class FrozenContactPair:
             s_o = np.einsum("mk,mki->mi", bary, prox.vertices[fv])
             n_o = np.einsum("mk,mki->mi", bary, prox.vertex_normals[fv])
             n_o /= np.linalg.norm(n_o, axis=1, keepdims=True)
+        return P_o, s_o, n_o
+
+    def springs(self, kin: BodyKinematics, bd: FrozenBed):
+        """(points_G (m, 3), forces on the bed body (m, 3), depth (m,), active (m,) bool)."""
+        p = self.pair
+        bed, _ = self._surfaces(bd)
+        P_o, s_o, n_o = self.closest(kin, bd)
         off_o = s_o - P_o
         dist = np.linalg.norm(off_o, axis=1)
         active = ((off_o * n_o).sum(axis=1) > 0.0) & (dist <= p.search_distance)
@@ -105,10 +114,10 @@ class FrozenContactPair:
         n_G = n_o @ R_Go.T
         mid_G = kin.p_G[bd.other] + (0.5 * (s_o + P_o)) @ R_Go.T
         bed_area = bed.area[bd.vertex]
-        if p.method == "foundation":
-            depth = np.where(active, dist, 0.0)
+        if p.method == "foundation":  # along the smooth normal, as ContactPair
+            depth = np.where(active, np.maximum((offset_G * n_G).sum(axis=1), 0.0), 0.0)
             k = bd.scale * p.modulus_per_area * bed_area
-            force = np.where(active[:, None], k[:, None] * offset_G, 0.0)
+            force = np.where(active[:, None], (k * depth)[:, None] * n_G, 0.0)
         else:
             depth = np.where(active, np.maximum((offset_G * n_G).sum(axis=1), 0.0), 0.0)
             ramp = 0.05 * p.penetration_limit
