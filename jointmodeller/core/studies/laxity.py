@@ -227,6 +227,7 @@ class LaxityResult:
     reference_coords: np.ndarray
     seconds: float = 0.0
     final_y: np.ndarray | None = field(default=None, repr=False)
+    starts: "SweepStarts | None" = field(default=None, repr=False)
 
     @property
     def laxity(self) -> float:
@@ -237,6 +238,42 @@ class LaxityResult:
         """Slopes of load against displacement (load per ``unit``): secant over the whole sweep
         and tangents at zero load and at both ends of the loading branches."""
         return curve_stiffness(self.loads, self.measure)
+
+
+@dataclass
+class SweepStarts:
+    """Where a free-body sweep found its equilibria, to warm-start a sweep of a nearby model (the
+    finite-difference columns of a calibration, its next iterate): the unknowns and Newton Jacobian
+    of the unloaded pose (``reference``) and of every solved load, continuation points included
+    (``solved``: (load, x, J)), with the solver's tolerance ``tol_N`` and length scale, which bound
+    how far a solved pose may lie from the exact equilibrium (:meth:`measure_error`)."""
+
+    reference: tuple[np.ndarray, np.ndarray]
+    solved: list[tuple[float, np.ndarray, np.ndarray]]
+    tol_N: float
+    length_scale: float
+    residuals: dict[float, np.ndarray] = field(default_factory=dict)
+    """The residual (n,) at each reported load's solution, where the sweep measured it
+    (``fresh_jacobians``)."""
+
+    def measure_error(self, measure: str, loads: np.ndarray) -> np.ndarray:
+        """Bound on the error of the measure (its unit) at each of ``loads`` (k,) that a residual
+        within ``tol_N`` allows: |dx| <= |J⁻¹| tol_N (x the solver's unknowns, J its Jacobian at the
+        solution), taken along the measured coordinate. NaN for a load that was not solved."""
+        idx, factor, _ = parse_measure(measure)
+        row = idx - 1  # unknowns: β, γ, q1/L, q2/L, q3/L (flexion is held)
+        scale = factor * (self.length_scale if row >= 2 else 1.0)
+        out = np.full(len(loads), np.nan)
+        for i, load in enumerate(np.asarray(loads, float)):
+            hit = [J for lo, _, J in self.solved if lo == load]
+            if not hit or row < 0:
+                continue
+            try:
+                inv = np.linalg.inv(hit[-1])
+            except np.linalg.LinAlgError:
+                continue
+            out[i] = abs(scale) * float(np.abs(inv[row]).sum()) * self.tol_N
+        return out
 
 
 def curve_stiffness(loads: np.ndarray, values: np.ndarray) -> dict:
@@ -525,6 +562,8 @@ def run_sweep(
     fd_step: float | None = None,
     progress: Callable[[int, int, float, float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    warm_from: SweepStarts | None = None,
+    fresh_jacobians: bool = False,
 ) -> LaxityResult:
     """Solve the unloaded pose, then one equilibrium per load of ``protocol.loads``.
 
@@ -536,6 +575,12 @@ def run_sweep(
     (:data:`MAX_LOAD_BISECTIONS`, warm start only). tol_N, fd_step: default by
     :func:`solver_defaults`. progress(done, total, load, value) after each
     step (``value`` in the measure's unit); cancel() polled between steps raises SweepCancelled.
+    warm_from: the ``starts`` of a sweep of a nearby model (same bodies and protocol, other tissue
+    parameters): the unloaded pose and each load start from that sweep's solution at the same load
+    (with its Jacobian) instead of this sweep's nearest load. The result's ``starts`` serve the next.
+    fresh_jacobians: after each load (and the unloaded pose) measure the residual and a fresh
+    finite-difference Jacobian at the solution (n + 1 force evaluations) and keep them in ``starts``:
+    a sweep warm-started from them then takes a Newton step or two per load.
     """
     t0 = time.perf_counter()
     d_tol, d_step = solver_defaults(system)
@@ -545,10 +590,14 @@ def run_sweep(
     solver.load.magnitude = 0.0
     solver.load.set_preload(protocol, *solver.poses(solver.x_initial()))
     try:
-        x_ref, J_ref, _, _ = solver.solve(solver.x_initial())
+        x_ref, J_ref, _, _ = solver.solve(*(warm_from.reference if warm_from is not None else (solver.x_initial(),)))
     except EquilibriumFailed as exc:
         exc.partial, exc.load = None, None
         raise
+    measured_residuals: dict[float, np.ndarray] = {}
+    if fresh_jacobians:
+        measured_residuals[0.0] = solver.residual(x_ref)
+        J_ref = solver.jacobian(x_ref, measured_residuals[0.0])
     p_ref, R_ref = solver.poses(x_ref)
     f_dir, t_dir, r_B = load_directions(protocol, p_ref, R_ref)
     solver.load.r_B, solver.load.force_dir_G, solver.load.torque_dir_G = r_B, f_dir, t_dir
@@ -566,13 +615,18 @@ def run_sweep(
                             out["tension"][:n_done], list(system.tissues.names), out["extra"][:n_done],
                             out["iters"][:n_done], out["evals"][:n_done], out["res"][:n_done],
                             out["p"][:n_done], out["q"][:n_done], c_ref, time.perf_counter() - t0,
-                            final_y=None)
+                            final_y=None, starts=SweepStarts((x_ref, J_ref), list(solved), solver.tol_N, solver.L,
+                                                                 dict(measured_residuals)))
 
     for i, load in enumerate(loads):
         if cancel is not None and cancel():
             raise SweepCancelled(result(i))
         if warm_start:
             _, x_start, J_start = min(reversed(solved), key=lambda s: abs(s[0] - load))
+            if warm_from is not None:  # the nearby model's solution at this load beats another load's
+                same = [s for s in warm_from.solved if s[0] == load]
+                if same:
+                    _, x_start, J_start = same[-1]
             if not reuse_jacobian:
                 J_start = None
         else:
@@ -585,6 +639,9 @@ def run_sweep(
         except EquilibriumFailed as exc:
             exc.partial, exc.load = result(i), float(load)
             raise
+        if fresh_jacobians:
+            measured_residuals[float(load)] = solver.residual(x)
+            J = solver.jacobian(x, measured_residuals[float(load)])
         solved.append((float(load), x, J))
         kin = solver.kinematics(x)
         out["coords"][i] = solver.coords(x) - c_ref
