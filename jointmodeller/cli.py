@@ -330,10 +330,15 @@ def cmd_laxity(args: argparse.Namespace) -> int:
         bar = bars.setdefault(stage, ProgressBar(stage))
         bar(done / total if total else 1.0, f"{done}/{total}")
 
+    if args.workers is not None and not 1 <= args.workers <= 64:
+        raise JointModellerError(f"--workers {args.workers}: give 1 to 64 local processes")
+    if args.workers is not None and args.workers > 1 and args.scheduler is not None:
+        raise JointModellerError("--workers and --scheduler: give one (local processes or a Dask scheduler)")
     try:
         summary = laxity_command(args.project, experiment=args.experiment, data=args.data,
                                  calibrate=args.calibrate, out_dir=args.out, scheduler=args.scheduler,
-                                 progress=progress, max_wall_s=_positive_seconds(args.max_wall_s))
+                                 progress=progress, max_wall_s=_positive_seconds(args.max_wall_s),
+                                 workers=args.workers or 1, calibration_progress=CalibrationLine())
     except (KeyError, RuntimeError) as exc:
         raise JointModellerError(str(exc.args[0] if exc.args else exc)) from None
     if args.verbose:
@@ -341,6 +346,20 @@ def cmd_laxity(args: argparse.Namespace) -> int:
     else:
         print(_laxity_lines(summary, args.out))
     return 0
+
+
+class CalibrationLine:
+    """The calibration's progress on stderr: iterations, cost and RMSE, simulations, time (a line per
+    iteration in a log file, one line rewritten on a terminal)."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+
+    def __call__(self, state) -> None:
+        interactive = getattr(self.stream, "isatty", lambda: False)()
+        text = f"calibrate: {state.line()}"
+        self.stream.write(f"\r{text:100s}" if interactive else text + "\n")
+        self.stream.flush()
 
 
 def _positive_seconds(value: float | None) -> float | None:
@@ -368,6 +387,20 @@ def _laxity_lines(summary: dict, out) -> str:
     if fit and "rmse" in fit:
         lines.append(f"against {fit.get('points_compared', '')} measured points: RMSE {fit['rmse']:.4g} "
                      f"{summary.get('unit')}")
+    cal = summary.get("calibration")
+    if cal:
+        unit = summary.get("unit") or ""
+        lines.append(f"calibration {cal.get('status')} after {cal.get('iterations')} iterations, "
+                     f"{cal.get('evaluations')} sweeps, {cal.get('seconds') or 0.0:.1f} s ({cal.get('executor')}): "
+                     f"RMSE {cal.get('rmse_initial') or float('nan'):.4g} -> {cal.get('rmse') or float('nan'):.4g} {unit}"
+                     + (f" ({cal['message']})" if cal.get("status") not in ("converged", "at_bounds") else ""))
+        for name, par in (cal.get("parameters") or {}).items():
+            if "fixed" in par:
+                lines.append(f"  {name}: fixed at {par['fitted']:.4g}, {par['fixed']}")
+                continue
+            std = f" ± {par['std']:.2g}" if par.get("std") is not None else ""
+            group = f" (grouped with {', '.join(par['grouped_with'])})" if par.get("grouped_with") else ""
+            lines.append(f"  {name}: {par['start']:.4g} -> {par['fitted']:.4g}{std}{group}")
     if summary.get("calibrated_project"):
         lines.append(f"calibrated project: {summary['calibrated_project']}")
     lines.append(f"report (summary.json, curves, plots, tissue forces) in {out}; --verbose prints the summary")
@@ -717,12 +750,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("project")
     s.add_argument("--experiment", help="experiment name (default: the first)")
     s.add_argument("--data", help="measured CSV (load, value[, repeat])")
-    s.add_argument("--calibrate", action="store_true", help="fit tissue stiffness scales to the data")
-    s.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for parameter studies")
+    s.add_argument("--calibrate", action="store_true", help="fit tissue stiffness scales to the data (parameters the "
+                   "data cannot determine are named, and fixed or grouped)")
+    s.add_argument("--scheduler", help="Dask scheduler (tcp://host:port, or 'local' / 'local:N' for a local cluster "
+                   "of N workers, default 2): runs the calibration's sensitivity sweeps; without --calibrate a "
+                   "one-at-a-time stiffness study")
+    s.add_argument("--workers", type=int, metavar="N", help="with --calibrate: run the sensitivity sweeps on N local "
+                   "processes (default 1: in this process)")
     s.add_argument("--out", required=True, help="output folder (summary.json, CSV, plots, report)")
     s.add_argument("--verbose", action="store_true", help="print the whole summary (JSON, tissue parameters)")
     s.add_argument("--max-wall-s", type=float, metavar="S",
-                   help="stop the sweep after S seconds; the steps solved by then are stored and reported")
+                   help="stop the sweep after S seconds; the steps solved by then are stored and reported; with "
+                        "--calibrate the calibration also ends after S seconds, with the best scales so far")
     s.set_defaults(func=cmd_laxity)
 
     s = sub.add_parser("import-osim", help="import an OpenSim .osim model into a project file")

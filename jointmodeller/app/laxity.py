@@ -48,10 +48,9 @@ from jointmodeller.app.executors import run_cases
 from jointmodeller.core.mechanics.loads import PointLoads
 from jointmodeller.app.build import build_mechanical_system
 from jointmodeller.core.spatial_math import matrix_to_quat, quat_to_matrix
-from jointmodeller.core.studies.calibration import CalibrationResult, calibrate, fit_metrics
+from jointmodeller.core.studies.calibration import CalibrationProgress, CalibrationResult, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
 from jointmodeller.core.studies.laxity import (
-    SMOOTH_TOL_N,
     EquilibriumFailed,
     LaxityProtocol,
     LaxityResult,
@@ -59,7 +58,6 @@ from jointmodeller.core.studies.laxity import (
     load_sequence,
     parse_measure,
     run_sweep,
-    solver_defaults,
 )
 from jointmodeller.io.measured_csv import read_measured_csv
 from jointmodeller.model.errors import JointModellerError
@@ -624,15 +622,6 @@ def compare_with_measured(run: RunRecord, measured: tuple[MeasuredPoint, ...]) -
     return out
 
 
-def _loads_with_measured(experiment: Experiment, measured_loads: np.ndarray) -> np.ndarray:
-    """The experiment's sweep with the measured loads added (so the fit needs no interpolation)."""
-    base = load_sequence(experiment.max_load, experiment.steps, False, sides=experiment.sides)
-    allv = np.unique(np.round(np.concatenate([base, measured_loads]), 12))
-    pos = allv[allv >= 0]
-    neg = allv[allv < 0][::-1]
-    return np.concatenate([pos, neg])
-
-
 # ------------------------------------------------------------------------------------------------
 # calibration
 # ------------------------------------------------------------------------------------------------
@@ -702,45 +691,36 @@ def calibration_groups(project: Project, joint: BuiltJoint, per: str = "spring")
 def calibrate_experiment(project: Project, experiment_name: str | None = None, *, per: str = "spring",
                          groups: list[str] | None = None, fit_slack: bool = False,
                          bounds: tuple[float, float] = (0.05, 20.0), slack_bounds: tuple[float, float] = (0.9, 1.1),
-                         joint: BuiltJoint | None = None, xtol: float = 1e-8,
-                         progress: Callable[[int, float], None] | None = None) -> tuple[Project, CalibrationResult]:
+                         joint: BuiltJoint | None = None, xtol: float | None = None,
+                         progress: Callable[[CalibrationProgress], None] | None = None,
+                         scheduler: Any = None, workers: int = 1, max_wall_s: float | None = None,
+                         max_iterations: int | None = None, cancel: Callable[[], bool] | None = None,
+                         ) -> tuple[Project, CalibrationResult]:
     """Fit stiffness scale factors (and optionally slack-length scales) of tissue groups to the
-    experiment's measured points. Returns the fitted project (a new version, title marked
-    "(calibrated)"; the given project is unchanged) and the fit. xtol: relative change of the scales
-    at which the fit stops. progress(evaluations, rmse)."""
+    experiment's measured points (app.calibration: sweeps at the measured loads, finite-difference
+    columns warm-started and run through ``scheduler`` (Dask) or ``workers`` local processes,
+    tolerances from the sweep's accuracy, parameters the data cannot determine fixed or grouped).
+    Returns the fitted project (a new version, title marked "(calibrated)"; the given project is
+    unchanged) and the fit — the best scales so far with status "budget" when ``max_wall_s`` ran
+    out. xtol: also stop when no scale would change by more than this fraction.
+    progress(CalibrationProgress) after the start and every iteration."""
+    from jointmodeller.app.calibration import DEFAULT_MAX_ITERATIONS, apply_fit, run_calibration
+    from jointmodeller.app.mobilized import needs_tree
+
     experiment = find_experiment(project, experiment_name)
     if not experiment.measured:
         raise ValueError(f"experiment {experiment.name!r} has no measured data to calibrate against")
+    if needs_tree(project):
+        raise ValueError(f"experiment {experiment.name!r}: calibration runs on free-body projects; this one has "
+                         "joint, constraint or coordinate rows (calibrate a copy without them)")
     joint = joint or build_joint(project)
     groups = groups or calibration_groups(project, joint, per)
-    ml = np.array([p.load for p in experiment.measured])
-    mv = np.array([p.value for p in experiment.measured])
-    loads = _loads_with_measured(experiment, ml)
-    protocol = experiment_protocol(project, experiment, joint, loads)
-    n = len(groups)
-    evals = [0]
-
-    def simulate(x: np.ndarray) -> np.ndarray:
-        system = with_tone(experiment, scaled_tissue_system(joint, groups, x[:n], x[n:] if fit_slack else None))
-        smooth = solver_defaults(system)[0] == SMOOTH_TOL_N
-        res = run_sweep(system, protocol, joint.p0_G, joint.q0_GB, tol_N=1e-9 if smooth else None)
-        sim = simulated_at(res.loads, res.measure, ml)
-        evals[0] += 1
-        if progress is not None:
-            progress(evals[0], float(np.sqrt(np.mean((sim - mv) ** 2))))
-        return sim
-
-    names = [f"stiffness scale: {g}" for g in groups]
-    x0 = np.ones(n)
-    lower, upper = np.full(n, bounds[0]), np.full(n, bounds[1])
-    if fit_slack:
-        names += [f"slack scale: {g}" for g in groups]
-        x0 = np.ones(2 * n)
-        lower = np.concatenate([lower, np.full(n, slack_bounds[0])])
-        upper = np.concatenate([upper, np.full(n, slack_bounds[1])])
-    fit = calibrate(simulate, mv, x0, lower, upper, names, xtol=xtol)
-    fitted = scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
-    return fitted, fit
+    fit = run_calibration(project, experiment.name, groups, fit_slack=fit_slack, bounds=bounds,
+                          slack_bounds=slack_bounds, joint=joint, xtol=xtol,
+                          max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
+                          max_wall_s=max_wall_s, scheduler=scheduler, workers=workers, progress=progress,
+                          cancel=cancel)
+    return apply_fit(project, joint, groups, fit, fit_slack), fit
 
 
 def stiffness_scale_for_laxity(project: Project, target: float, experiment_name: str | None = None, *,
@@ -941,15 +921,22 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
                    out_dir="laxity-report", scheduler: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None, *, per: str = "spring",
                    fit_slack: bool = False, groups: list[str] | None = None,
-                   study_cases: list[dict] | None = None, max_wall_s: float | None = None) -> dict:
+                   study_cases: list[dict] | None = None, max_wall_s: float | None = None, workers: int = 1,
+                   calibration_progress: Callable[[CalibrationProgress], None] | None = None,
+                   max_iterations: int | None = None) -> dict:
     """``jointmodeller laxity PROJECT [--experiment NAME] [--data FILE] [--calibrate] [--scheduler ADDR]
-    --out DIR``: replay, compare, calibrate, study and report; returns the summary (summary.json).
+    [--workers N] [--max-wall-s S] --out DIR``: replay, compare, calibrate, study and report; returns
+    the summary (summary.json).
 
     The run is stored in the project file; a calibrated project goes to ``<out>/<stem>-calibrated.jmdb``
-    (the original is kept). With ``scheduler`` (or ``study_cases``) a one-at-a-time stiffness study
-    runs through the executor (Dask at that address; local processes when only cases are given).
-    progress(stage, done, total) with stage "sweep", "calibrate", "study". max_wall_s: the sweep stops
-    after this many seconds and keeps (stores and reports) the steps solved by then.
+    (the original is kept). With ``calibrate`` the fit's finite-difference columns run on ``scheduler``
+    (Dask: an address, "local[:N]") or on ``workers`` local processes. Without ``calibrate``, a
+    ``scheduler`` (or ``study_cases``) runs a one-at-a-time stiffness study through the executor (Dask
+    at that address; local processes when only cases are given). progress(stage, done, total) with
+    stage "sweep", "calibrate" (done = iterations, total = the most allowed), "study";
+    calibration_progress(CalibrationProgress) instead for the calibration's iterations and cost.
+    max_wall_s: the sweep stops after this many seconds and keeps (stores and reports) the steps solved
+    by then; the calibration, given as long, ends with the best scales so far (status "budget").
     """
     from jointmodeller.persistence.store import ProjectStore, load_project, save_project
 
@@ -978,21 +965,29 @@ def laxity_command(project_path, experiment: str | None = None, data=None, calib
     fit = cal_run = None
     extra: dict = {}
     if calibrate:
+        from jointmodeller.app.calibration import DEFAULT_MAX_ITERATIONS
+
+        most = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        report_fit = calibration_progress
+        if report_fit is None and progress is not None:
+            def report_fit(state: CalibrationProgress) -> None:
+                progress("calibrate", state.iteration, most)
         fitted, fit = calibrate_experiment(project, exp.name, per=per, groups=groups, fit_slack=fit_slack, joint=joint,
-                                           progress=None if progress is None else (lambda i, r: progress("calibrate", i, 0)))
+                                           progress=report_fit, scheduler=scheduler, workers=workers,
+                                           max_wall_s=max_wall_s, max_iterations=most)
         out_project = Path(out_dir) / f"{project_path.stem}-calibrated{project_path.suffix or '.jmdb'}"
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         if out_project.exists():
             out_project.unlink()
         save_project(out_project, fitted)
-        cal_run = run_laxity(fitted, exp.name)
+        cal_run = run_laxity(fitted, exp.name, max_wall_s=max_wall_s)
         cal_run.parameters["calibrated_from"] = str(project_path)
         with ProjectStore(out_project) as store:
             store.save_run(cal_run)
         extra["calibrated_project"] = str(out_project)
         extra["parameters_fitted"] = tissue_parameters(fitted)
     study = None
-    if scheduler is not None or study_cases is not None:
+    if (scheduler is not None and not calibrate) or study_cases is not None:
         cases = study_cases or one_at_a_time_cases(calibration_groups(project, joint))
         study = parameter_study(project, exp.name, cases, scheduler=scheduler,
                                 progress=None if progress is None else (lambda i, n: progress("study", i, n)))

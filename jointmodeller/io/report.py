@@ -145,13 +145,24 @@ def write_html_summary(path: str | os.PathLike, summary: dict, images: list[str 
     cal = summary.get("calibration")
     if cal:
         parts.append("<h2>Calibration</h2>")
-        head = "<tr><th>parameter</th><th>start</th><th>fitted</th><th>std</th><th>95% interval</th></tr>"
+        head = ("<tr><th>parameter</th><th>start</th><th>fitted</th><th>std</th><th>95% interval</th>"
+                "<th>identifiability</th></tr>")
+
+        def note(p: dict) -> str:
+            if p.get("fixed"):
+                return "fixed: " + str(p["fixed"])
+            if p.get("grouped_with"):
+                return "one common scale with " + ", ".join(map(str, p["grouped_with"]))
+            return ""
+
         body = "".join(
             f"<tr><td>{html.escape(n)}</td><td>{_fmt(p['start'])}</td><td>{_fmt(p['fitted'])}</td>"
-            f"<td>{_fmt(p['std'])}</td><td>{_fmt(p['ci95'][0])} – {_fmt(p['ci95'][1])}</td></tr>"
+            f"<td>{_fmt(p['std'])}</td><td>{_fmt((p.get('ci95') or [None, None])[0])} – "
+            f"{_fmt((p.get('ci95') or [None, None])[1])}</td><td>{html.escape(note(p))}</td></tr>"
             for n, p in cal.get("parameters", {}).items())
         parts.append(f"<table>{head}{body}</table>")
-        parts.append(_table([(k.replace("_", " "), _fmt(v)) for k, v in cal.items() if not isinstance(v, dict)]))
+        parts.append(_table([(k.replace("_", " "), _fmt(v)) for k, v in cal.items()
+                             if not isinstance(v, (dict, list))]))
     for img in images:
         data = base64.b64encode(Path(img).read_bytes()).decode("ascii")
         parts.append(f'<figure><img alt="{html.escape(Path(img).name)}" src="data:image/png;base64,{data}"/>'

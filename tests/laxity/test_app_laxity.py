@@ -178,7 +178,9 @@ def test_calibration_with_slack_lengths(project):
     truth = scaled_project(project, joint, ["lateral collateral"], np.array([1.25]), np.array([0.97]))
     exp = replace(find_experiment(project, "vv"), measured=measured_from(truth))
     start = project.with_rows("experiments", (exp,))
-    fitted, fit = calibrate_experiment(start, "vv", groups=["lateral collateral"], fit_slack=True)
+    # a long curved valley (the slack scale, 3 % against a 3 % prestrain, is strongly nonlinear):
+    # Gauss–Newton first, then ~30 damped steps along it
+    fitted, fit = calibrate_experiment(start, "vv", groups=["lateral collateral"], fit_slack=True, max_iterations=60)
     np.testing.assert_allclose(fit.x, [1.25, 0.97], rtol=0.02)
     assert fit.names == ["stiffness scale: lateral collateral", "slack scale: lateral collateral"]
     lat = [a for a in fitted.attachments if a.spring == "lateral collateral"]

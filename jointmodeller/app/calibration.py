@@ -1,0 +1,232 @@
+"""Laxity calibration (issue 15 item 7): fit tissue stiffness (and slack) scales of a project to an
+experiment's measured points, in a bounded time, saying how far it is.
+
+One simulation is a free-body sweep at the measured loads only (0, then each side outwards; load
+continuation reaches points far apart), at the sweep's own equilibrium tolerance
+(``core.studies.laxity.solver_defaults``). The fit (``core.studies.calibration.calibrate``) needs the
+curve at the current scales and one finite-difference column per free direction; the columns run
+through a :class:`~jointmodeller.app.executors.CaseExecutor` — in this process, on local processes
+(``workers``) or on a Dask scheduler — and every column's sweep starts each load from the current
+scales' solution at that load (pose and Jacobian), so it costs a Newton step or two per load instead
+of a sweep from the unloaded pose. The next iterate's sweep starts from the current one the same way.
+
+The resolution of a point is the measured data's own (:func:`~jointmodeller.core.studies.calibration.data_resolution`)
+combined with the sweep's error bound at that load (``SweepStarts.measure_error``: the residual
+tolerance through the inverse Newton Jacobian); convergence and identifiability are judged in those
+units (see the core module).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from jointmodeller.app.executors import CaseExecutor, shared_object
+from jointmodeller.core.studies.calibration import (
+    CalibrationProgress,
+    CalibrationResult,
+    CalibrationStopped,
+    calibrate,
+    data_resolution,
+)
+from jointmodeller.core.studies.laxity import (
+    EquilibriumFailed,
+    SweepCancelled,
+    SweepStarts,
+    parse_measure,
+    run_sweep,
+    solver_defaults,
+)
+from jointmodeller.model.specs import Project
+
+DEFAULT_MAX_ITERATIONS = 20
+"""Iterations of the fit at most (each: one sweep per free direction and one or more trial sweeps)."""
+CALIBRATION_TOL_FACTOR = 0.1
+"""Equilibrium tolerance of a calibration sweep, as a fraction of the replay's (core.studies.laxity.
+solver_defaults: 1e-2 N with mesh contact, 1e-6 N smooth). A column is the difference of two sweeps
+5 % apart in one scale: at the replay's tolerance the demo elbow's bound on a point's error is
+2.7e-4°, about 1 % of what separates its radial from its lateral ulnar collateral ligament over 11
+points; at a tenth of it the bound is 2.8e-5° (Newton reaches it in one or two more iterations, and
+two sweeps of one model from different starts agree to 4e-7°)."""
+
+
+def calibration_loads(measured_loads: np.ndarray) -> np.ndarray:
+    """The sweep that reaches every measured load: 0, the positive loads ascending, the negative
+    loads descending (each side from the unloaded pose outwards)."""
+    u = np.unique(np.asarray(measured_loads, float))
+    pos = np.unique(np.concatenate([[0.0], u[u >= 0]]))
+    neg = np.sort(u[u < 0])[::-1]
+    return np.concatenate([pos, neg])
+
+
+@dataclass
+class SimulatorSpec:
+    """What a worker needs to rebuild the simulator (sent once per worker)."""
+
+    project: Project
+    experiment: str
+    groups: list[str]
+    fit_slack: bool
+    measured_loads: np.ndarray
+
+
+class LaxitySimulator:
+    """The experiment's curve at the measured loads for given scales (p,) = stiffness scales of
+    ``groups`` (then slack scales with ``fit_slack``), on the project's free-body joint."""
+
+    def __init__(self, spec: SimulatorSpec, joint=None):
+        from jointmodeller.app.laxity import build_joint, experiment_protocol, find_experiment
+
+        self.spec = spec
+        self.experiment = find_experiment(spec.project, spec.experiment)
+        self.joint = joint if joint is not None else build_joint(spec.project)
+        self.loads = calibration_loads(spec.measured_loads)
+        self.protocol = experiment_protocol(spec.project, self.experiment, self.joint, self.loads)
+        self.index = np.array([int(np.flatnonzero(self.loads == lo)[0]) for lo in spec.measured_loads])
+        self.n_groups = len(spec.groups)
+
+    def system(self, x: np.ndarray):
+        from jointmodeller.app.laxity import scaled_tissue_system, with_tone
+
+        n = self.n_groups
+        return with_tone(self.experiment, scaled_tissue_system(self.joint, self.spec.groups, x[:n],
+                                                               x[n:] if self.spec.fit_slack else None))
+
+    def run(self, x: np.ndarray, warm: SweepStarts | None = None, cancel: Callable[[], bool] | None = None,
+            fresh: bool = False) -> tuple[np.ndarray, SweepStarts, np.ndarray]:
+        """(values at the measured points (n,), the sweep's starts, its error bound per point (n,)).
+        fresh: keep fresh Jacobians at the solutions in the starts (for sweeps others start from)."""
+        system = self.system(np.asarray(x, float))
+        res = run_sweep(system, self.protocol, self.joint.p0_G, self.joint.q0_GB, warm_from=warm, cancel=cancel,
+                        tol_N=CALIBRATION_TOL_FACTOR * solver_defaults(system)[0], fresh_jacobians=fresh)
+        error = res.starts.measure_error(self.protocol.measure, res.loads)
+        return res.measure[self.index], res.starts, error[self.index]
+
+
+_WORKER_SIMULATORS: dict[str, LaxitySimulator] = {}
+
+
+def column_case(case: dict) -> np.ndarray:
+    """One finite-difference column's sweep (module-level, picklable): {"token", "spec" (a shared
+    reference to a SimulatorSpec), "x", "warm"} -> values at the measured points. The simulator is
+    built once per worker process and kept."""
+    sim = _WORKER_SIMULATORS.get(case["token"])
+    if sim is None:
+        sim = LaxitySimulator(shared_object(case["spec"]))
+        _WORKER_SIMULATORS.clear()  # one calibration at a time per worker
+        _WORKER_SIMULATORS[case["token"]] = sim
+    return sim.run(case["x"], case["warm"])[0]
+
+
+def _token(spec: SimulatorSpec) -> str:
+    """A name for this calibration's simulator in the workers' cache (unique per call)."""
+    h = hashlib.sha256(repr((spec.experiment, spec.groups, spec.fit_slack, time.time_ns())).encode())
+    return h.hexdigest()[:16]
+
+
+def run_calibration(project: Project, experiment_name: str, groups: list[str], *, fit_slack: bool = False,
+                    bounds: tuple[float, float] = (0.05, 20.0), slack_bounds: tuple[float, float] = (0.9, 1.1),
+                    joint=None, xtol: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                    max_wall_s: float | None = None, scheduler: Any = None, workers: int = 1,
+                    progress: Callable[[CalibrationProgress], None] | None = None,
+                    cancel: Callable[[], bool] | None = None, identify: bool = True) -> CalibrationResult:
+    """Fit the scales of ``groups`` (see the module docstring); the result's ``x`` are the scales in
+    the order of its ``names``. scheduler: a Dask address, "local[:N]" or Client for the columns;
+    workers > 1: local processes; else in this process. max_wall_s: the fit ends with the best scales
+    so far (status "budget") after that many seconds, a sweep in progress included."""
+    from jointmodeller.app.laxity import find_experiment
+
+    experiment = find_experiment(project, experiment_name)
+    ml = np.array([p.load for p in experiment.measured], float)
+    mv = np.array([p.value for p in experiment.measured], float)
+    spec = SimulatorSpec(project, experiment.name, list(groups), fit_slack, ml)
+    sim = LaxitySimulator(spec, joint)
+    n = len(groups)
+    names = [f"stiffness scale: {g}" for g in groups]
+    x0 = np.ones(n)
+    lower, upper = np.full(n, bounds[0]), np.full(n, bounds[1])
+    if fit_slack:
+        names += [f"slack scale: {g}" for g in groups]
+        x0 = np.ones(2 * n)
+        lower = np.concatenate([lower, np.full(n, slack_bounds[0])])
+        upper = np.concatenate([upper, np.full(n, slack_bounds[1])])
+    t0 = time.perf_counter()
+    deadline = None if max_wall_s is None else t0 + float(max_wall_s)
+
+    def stop_now() -> bool:
+        return (cancel is not None and cancel()) or (deadline is not None and time.perf_counter() > deadline)
+
+    # the solutions of every simulated point (keyed by its bytes), to warm-start its columns and the
+    # next iterate; only the last few are kept
+    starts: dict[bytes, SweepStarts] = {}
+    latest: dict[str, Any] = {"starts": None, "error": None}
+
+    def simulate(x: np.ndarray) -> np.ndarray:
+        try:
+            values, st, err = sim.run(x, latest["starts"], cancel=stop_now, fresh=True)
+        except SweepCancelled:
+            raise CalibrationStopped(
+                "stopped by the user" if cancel is not None and cancel() else
+                f"stopped at the wall-time budget of {max_wall_s:g} s", "stopped" if cancel is not None and cancel()
+                else "budget") from None
+        except EquilibriumFailed:
+            if latest["starts"] is None:
+                raise
+            return np.full(mv.size, np.inf)  # a trial step too far: rejected, the fit damps its steps
+        starts[np.asarray(x, float).tobytes()] = st
+        while len(starts) > 4:
+            starts.pop(next(iter(starts)))
+        latest["error"] = err
+        return values
+
+    token = _token(spec)
+    executor = CaseExecutor(scheduler=scheduler, workers=workers, shared=spec if (scheduler or workers > 1) else None,
+                            token=token)
+    try:
+        if executor.kind == "sequential":
+            _WORKER_SIMULATORS.clear()
+            _WORKER_SIMULATORS[token] = sim  # the columns reuse this process's build
+
+        def simulate_many(base: np.ndarray, points: list[np.ndarray]) -> list[np.ndarray]:
+            warm = starts.get(np.asarray(base, float).tobytes())
+            latest["starts"] = warm  # the next trial starts from the accepted point too
+            cases = [{"token": token, "spec": executor.shared_ref, "x": np.asarray(q, float), "warm": warm}
+                     for q in points]
+            out = executor.map(column_case, cases)
+            if stop_now():
+                raise CalibrationStopped(f"stopped at the wall-time budget of {max_wall_s:g} s"
+                                         if not (cancel is not None and cancel()) else "stopped by the user",
+                                         "stopped" if cancel is not None and cancel() else "budget")
+            return out
+
+        unit = parse_measure(experiment.measure)[2]
+
+        def report(state: CalibrationProgress) -> None:
+            state.unit = unit
+            progress(state)
+
+        fit = calibrate(simulate, mv, x0, lower, upper, names, simulate_many=simulate_many,
+                        simulation_error=lambda: latest["error"], data_resolution=data_resolution(mv, ml),
+                        xtol=xtol, max_iterations=max_iterations, max_wall_s=max_wall_s,
+                        progress=None if progress is None else report, cancel=cancel, identify=identify)
+    finally:
+        executor.close()
+        _WORKER_SIMULATORS.clear()
+    fit.executor = f"{executor.kind} ({executor.workers} worker{'s' if executor.workers > 1 else ''})"
+    return fit
+
+
+def apply_fit(project: Project, joint, groups: list[str], fit: CalibrationResult, fit_slack: bool) -> Project:
+    """The project with the fitted scales written into its spring types / attachments."""
+    from jointmodeller.app.laxity import scaled_project
+
+    n = len(groups)
+    return scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
+
+
+__all__ = ["DEFAULT_MAX_ITERATIONS", "LaxitySimulator", "SimulatorSpec", "apply_fit", "calibration_loads",
+           "column_case", "run_calibration"]
