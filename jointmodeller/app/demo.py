@@ -290,3 +290,38 @@ def build_demo_project(high_res: bool = False, stiffness_scale: float = CALIBRAT
         info=info, springs=tuple(springs), masses=(humerus, ulna), attachments=tuple(attachments),
         forces=(force,), contacts=(contact,), experiments=(experiment,),
     )
+
+
+def demo_cache_file(cache_dir: Path) -> Path:
+    """Where the built demo project is cached in ``cache_dir`` as a project file: named by a hash of
+    the code that builds it, so a changed demo is rebuilt."""
+    import hashlib
+    import importlib.util
+
+    h = hashlib.sha1()
+    for module in ("jointmodeller.app.demo", "jointmodeller.io.mesh_demo"):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            h.update(Path(spec.origin).read_bytes())
+    return Path(cache_dir) / f"demo-{h.hexdigest()[:12]}.jmdb"
+
+
+def cached_demo_project(cache_dir: Path) -> Project:
+    """The demo project: read from the cache in ``cache_dir`` when it is there (a damaged cache file
+    is removed), else built and cached (a cache that cannot be written is skipped)."""
+    from jointmodeller.model.errors import JointModellerError
+    from jointmodeller.persistence import load_project, save_project
+
+    cache = demo_cache_file(cache_dir)
+    if cache.is_file():
+        try:
+            return load_project(cache)
+        except (JointModellerError, OSError, ValueError):
+            cache.unlink(missing_ok=True)
+    project = build_demo_project()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        save_project(cache, project)
+    except (JointModellerError, OSError):
+        pass
+    return project

@@ -5,8 +5,6 @@ experiments) beside the live 3D viewport, the study runner with a time slider, a
 from __future__ import annotations
 
 import gc
-import importlib
-import importlib.util
 import os
 import sys
 import time
@@ -42,7 +40,7 @@ from jointmodeller.model.specs import Attachment, Project
 from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
 from jointmodeller.render.scene import CAMERA_PRESETS, SceneFrame
 from jointmodeller.gui.coordinates import CoordinatesPanel
-from jointmodeller.gui.live import split_batch, study_function
+from jointmodeller.app.live import split_batch, study_function
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
 from jointmodeller.gui.runner import ProcessStudyRunner, StudyRunner
@@ -163,39 +161,17 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
-def demo_cache_file() -> Path:
-    """Where the built demo project is cached as a project file (rebuilt when the demo code changes)."""
-    import hashlib
-
-    h = hashlib.sha1()
-    for module in ("jointmodeller.app.demo", "jointmodeller.io.mesh_demo"):
-        spec = importlib.util.find_spec(module)
-        if spec is not None and spec.origin:
-            h.update(Path(spec.origin).read_bytes())
-    base = os.environ.get("JOINTMODELLER_CACHE") or QStandardPaths.writableLocation(
-        QStandardPaths.CacheLocation) or str(Path.home() / ".cache" / "jointmodeller")
-    return Path(base) / f"demo-{h.hexdigest()[:12]}.jmdb"
+def demo_cache_dir() -> Path:
+    """The per-user cache folder (JOINTMODELLER_CACHE overrides it, e.g. in tests)."""
+    return Path(os.environ.get("JOINTMODELLER_CACHE") or QStandardPaths.writableLocation(
+        QStandardPaths.CacheLocation) or str(Path.home() / ".cache" / "jointmodeller"))
 
 
 def demo_project() -> Project:
-    """The demo project: read from the cache when it is there, else built and cached."""
-    from jointmodeller.persistence import load_project, save_project
+    """The demo project, from the per-user cache when it is there (app.demo.cached_demo_project)."""
+    from jointmodeller.app.demo import cached_demo_project
 
-    cache = demo_cache_file()
-    if cache.is_file():
-        try:
-            return load_project(cache)
-        except (JointModellerError, OSError, ValueError):
-            cache.unlink(missing_ok=True)
-    from jointmodeller.app.demo import build_demo_project
-
-    project = build_demo_project()
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        save_project(cache, project)
-    except (JointModellerError, OSError):
-        pass
-    return project
+    return cached_demo_project(demo_cache_dir())
 
 
 DYNAMICS_METHODS = (
@@ -272,11 +248,14 @@ class RunPanel(QWidget):
         for w in (QLabel("Study"), self.study, self.start, self.pause, self.stop):
             top.addWidget(w)
         top.addWidget(self.progress, 1)
-        options = QHBoxLayout()
-        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits,
-                  QLabel("Time limit"), self.max_wall, QLabel("Tolerance"), self.tolerance):
+        options = QHBoxLayout()  # the dynamics study's options
+        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits):
             options.addWidget(w)
         options.addStretch(1)
+        limits = QHBoxLayout()  # every study's limits, on a row of their own: the panel stays narrow
+        for w in (QLabel("Time limit"), self.max_wall, QLabel("Tolerance"), self.tolerance):
+            limits.addWidget(w)
+        limits.addStretch(1)
         self.study.currentTextChanged.connect(self._study_changed)
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Run"))
@@ -286,6 +265,7 @@ class RunPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(options)
+        lay.addLayout(limits)
         lay.addLayout(bottom)
         lay.addWidget(self.status)
         self.set_running(False)

@@ -14,7 +14,6 @@ import time
 import numpy as np
 
 from jointmodeller.app.picking import mass_pose
-from jointmodeller.core.spatial_math import matrix_to_quat
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
@@ -53,7 +52,7 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
     m_att = len(project.attachments)
 
     def fn(progress, cancel):
-        times, ps, qs, fs = [], [], [], []
+        times, Rs, origins, fs = [], [], [], []
         status = "completed"
         for k in range(steps + 1):
             if cancel.is_set():
@@ -67,20 +66,19 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
             th = angle_rad * t
             Rz = np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1]])
             R = np.stack([p[0] if i == 0 else Rz @ p[0] for i, p in enumerate(poses)])
-            com = np.array([m.com_L for m in project.masses])
-            p_G = np.stack([poses[i][0] @ com[i] + poses[i][1] for i in range(len(poses))])
-            q = matrix_to_quat(R)
+            origin = np.stack([p[1] if i == 0 else Rz @ p[1] for i, p in enumerate(poses)])
             f = np.full(m_att, 40.0 * t)
             times.append(t)
-            ps.append(p_G)
-            qs.append(q)
+            Rs.append(R)
+            origins.append(origin)
             fs.append(f)
-            progress(t, {"time": t, "body_p_G": p_G, "body_q_GL": q, "tissue_force_N": f,
-                         "labels": {"body": names}})
+            progress(t, {"time": t, "mesh_R_GL": R, "mesh_origin_G": origin, "tissue_force_N": f,
+                         "labels": {"mesh_R_GL": names}})
         return RunRecord(study="dynamics", status=status,
-                         series={"time": np.array(times), "body_p_G": np.array(ps), "body_q_GL": np.array(qs),
+                         series={"time": np.array(times), "mesh_R_GL": np.array(Rs),
+                                 "mesh_origin_G": np.array(origins),
                                  "tissue_force_N": np.array(fs).reshape(len(times), m_att)},
-                         labels={"body": names, "tissue_force_N": [a.name for a in project.attachments]})
+                         labels={"mesh_R_GL": names, "tissue_force_N": [a.name for a in project.attachments]})
 
     return fn
 

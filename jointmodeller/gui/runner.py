@@ -224,7 +224,7 @@ class ProcessStudyRunner(QObject):
         return self._resume is not None and not self._resume.is_set()
 
     def start(self, study: str, project, options: dict | None = None) -> None:
-        from jointmodeller.gui.live import run_in_child
+        from jointmodeller.app.live import run_in_child
 
         if self.running:
             raise RuntimeError("a study is already running")

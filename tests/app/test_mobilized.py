@@ -113,7 +113,7 @@ def test_a_failed_equilibrium_names_the_unbalanced_body_and_direction():
 def test_a_live_equilibrium_reports_its_intermediate_poses():
     """The GUI's equilibrium (option live) reports poses the viewport draws, the last one the
     equilibrium the run stores."""
-    from jointmodeller.gui.live import study_function
+    from jointmodeller.app.live import study_function
     from jointmodeller.render.frames import frame_from_sample, frames_from_run
 
     pin = JointSpec(type="pin", parent="upper", frame_parent=Frame((0.0, 0.0, -0.05)),

@@ -228,7 +228,7 @@ def test_a_stopped_dynamics_run_keeps_every_streamed_state(small_project):
     live view showed (before: the initial state and the last one only)."""
     import threading
 
-    from jointmodeller.gui.live import live_dynamics, split_batch
+    from jointmodeller.app.live import live_dynamics, split_batch
 
     cancel = threading.Event()
     shown: list[float] = []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from jointmodeller.gui.live import StepStreamer, mesh_poses, split_batch
+from jointmodeller.app.live import StepStreamer, mesh_poses, split_batch
 from jointmodeller.gui.playback import Playback
 
 pytestmark = [pytest.mark.gui]

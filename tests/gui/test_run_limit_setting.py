@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jointmodeller.gui.live import study_function
+from jointmodeller.app.live import study_function
 from jointmodeller.gui.main_window import RunPanel
 
 pytestmark = pytest.mark.gui

@@ -39,7 +39,8 @@ def test_study_reaches_100_percent_and_the_run_is_stored(qtbot, window, small_pr
     th = 0.8 * 0.5
     Rz = np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1]])
     assert M[:3, :3] == pytest.approx(Rz @ R0, abs=1e-9)
-    assert M[:3, :3] @ upper.com_L + M[:3, 3] == pytest.approx(run.series["body_p_G"][20, 1], abs=1e-12)
+    assert M[:3, 3] == pytest.approx(run.series["mesh_origin_G"][20, 1], abs=1e-12)
+    assert M[:3, 3] == pytest.approx(Rz @ mass_pose(upper)[1], abs=1e-12)
     assert w.run_panel.time_label.text() == "t = 0.5 s"
 
 

@@ -247,7 +247,7 @@ def test_the_residual_tolerance_is_the_callers(tmp_path, capsys):
 def test_a_live_sweep_reports_each_solved_pose_for_the_viewport():
     """The GUI's laxity study (registry option live) reports every solved pose as a sample the
     viewport draws: the unloaded pose first, then one per load, the last one the run's final pose."""
-    from jointmodeller.gui.live import study_function
+    from jointmodeller.app.live import study_function
     from jointmodeller.render.frames import frame_from_sample, frames_from_run
 
     project = knee_like(gs_custom_joint(), "anterior_posterior")
