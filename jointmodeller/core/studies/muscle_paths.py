@@ -272,32 +272,40 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
     return path_states(solved, [path])[0]
 
 
+def _solved_of(state: PathState) -> pk.SolvedPaths:
+    """A PathState as the kernel's solved arrays (one path)."""
+    pts = state.points
+    n = len(pts)
+    return pk.SolvedPaths(np.zeros(1, np.int64), np.array([n], np.int64), np.array([p.body for p in pts], np.int64),
+                          np.array([p.r_B for p in pts], float).reshape(n, 3), np.asarray(state.x_G, float),
+                          np.array([p.wrap for p in pts], np.int64), np.array([p.slot for p in pts], np.int64),
+                          np.array([p.arc for p in pts], float), np.array([p.index for p in pts], np.int64),
+                          np.zeros((n, 6)), np.array([state.length]))
+
+
+def _shares(packed: pk.PackedPaths, solved: pk.SolvedPaths, share: np.ndarray, g: np.ndarray,
+            p: int) -> list[tuple[int, int, float]]:
+    """(point index within path p, q index, share) of path p's moving points, from
+    ``pk.moving_shares`` (share) and ``pk.point_rows`` (g) of the solved paths."""
+    o = int(solved.off[p])
+    out = []
+    for k in range(int(solved.n[p])):
+        gk = g[o + k]
+        if gk >= 0 and packed.mv_on[gk]:
+            out += [(k, int(packed.mv_q[gk, a]), float(share[o + k, a])) for a in range(3) if packed.mv_q[gk, a] >= 0]
+    return out
+
+
 def moving_point_shares(path: PathSpec, state: PathState, R_GB, q: np.ndarray) -> list[tuple[int, int, float]]:
     """(point index in state.points, q index, −∂L/∂q share) of each moving point's own motion on its
     body: the unit-tension force on the point, F = e_i − e_{i−1} over its straight neighbours (any
-    bodies), times R_GB ∂r_B/∂q of each component's coordinate."""
-    out = []
-    pts = state.points
-    at = {p.index: k for k, p in enumerate(pts) if p.index >= 0}
-    for mp in path.moving:
-        k = at.get(mp.index)
-        if k is None:  # an inactive point (conditional): no share
-            continue
-        F = np.zeros(3)
-        for j in (k - 1, k + 1):
-            if 0 <= j < len(pts):
-                a, b = (pts[j], pts[k]) if j < k else (pts[k], pts[j])
-                if a.wrap >= 0 and a.wrap == b.wrap:
-                    continue
-                d = state.x_G[j] - state.x_G[k]
-                n = np.linalg.norm(d)
-                if n > 0:
-                    F += d / n
-        body = pts[k].body
-        R = R_GB[body] if body >= 0 else np.eye(3)
-        g = (R @ mp.dr_B(q)).T @ F  # (3,): component a's share, about coordinate qidx[a]
-        out += [(k, mp.qidx[a], float(g[a])) for a in range(3) if mp.qidx[a] >= 0]
-    return out
+    bodies), times R_GB ∂r_B/∂q of each component's coordinate (the path kernel's
+    ``moving_shares``)."""
+    if not path.moving:
+        return []
+    solved = _solved_of(state)
+    return _shares(path.packed, solved, pk.moving_shares(path.packed, solved, R_GB, q),
+                   pk.point_rows(path.packed, solved)[1], 0)
 
 
 def moving_point_forces(path: PathSpec, state: PathState, kin, q: np.ndarray, nu: int) -> np.ndarray:
@@ -576,12 +584,15 @@ class AnalyticPathProvider:
         joint's child and parent (f on the child, −f on the parent: only that joint's coordinates feel
         it, V f = g e_k), appended to the pushes; returns its part of each path's length rate."""
         rate = np.zeros(len(index))
+        packed = self._pack(index)
+        share = pk.moving_shares(packed, solved, kin.R_GB, q)
+        _, g_rows = pk.point_rows(packed, solved)
         for j, row in enumerate(index):
             spec = self.paths[int(row)]
             if not spec.moving:
                 continue
             st = path_states(solved, [spec], [j])[0]
-            for kk, qi, g in moving_point_shares(spec, st, kin.R_GB, q):
+            for kk, qi, g in _shares(packed, solved, share, g_rows, j):
                 if qi not in self.link.joint:
                     continue
                 ct, pt, cm, pm, qs = self.link.joint[qi]

@@ -477,12 +477,10 @@ def solve_paths(packed: PackedPaths, R_GB: np.ndarray, p_GB: np.ndarray, q: np.n
 
 
 @njit
-def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, pt_off, mv_on, mv_f, mv_q, mv_u,
-                  mv_A, ftype, foff, fdata, nb, nu):
+def _unit_tension(o_off, o_n, o_body, o_r, o_x, R_GB, p_GB, nb):
     P = o_n.shape[0]
     Fb = np.zeros((P, nb, 3))
     Mb = np.zeros((P, nb, 3))
-    tau = np.zeros((P, nu))
     for p in range(P):
         o = o_off[p]
         n = o_n[p]
@@ -506,7 +504,16 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
                 for c in range(3):
                     Fb[p, body, c] += f[c]
                     Mb[p, body, c] += m[c]
-        # a moving point's own motion on its body: F (unit-tension force on the point) · R ∂r_B/∂q
+    return Fb, Mb
+
+
+@njit
+def _moving_shares(o_off, o_n, o_body, o_x, o_wrap, o_index, R_GB, q, pt_off, mv_on, mv_f, mv_q, mv_A, ftype, foff,
+                   fdata):
+    share = np.zeros((o_body.shape[0], 3))
+    for p in range(o_n.shape[0]):
+        o = o_off[p]
+        n = o_n[p]
         for k in range(n):
             idx = o + k
             if o_index[idx] < 0:
@@ -514,7 +521,7 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
             g = pt_off[p] + o_index[idx]
             if not mv_on[g]:
                 continue
-            F = (0.0, 0.0, 0.0)
+            F = (0.0, 0.0, 0.0)  # the unit-tension force on the point: over its straight neighbours
             for j in (k - 1, k + 1):
                 if j < 0 or j >= n:
                     continue
@@ -528,16 +535,34 @@ def _unit_tension(o_off, o_n, o_body, o_r, o_x, o_wrap, o_index, R_GB, p_GB, q, 
             body = o_body[idx]
             for a in range(3):
                 qi = mv_q[g, a]
-                ui = mv_u[g, a]
-                if qi < 0 or ui < 0:
+                if qi < 0:
                     continue
-                fi = mv_f[g, a]
-                _, d1 = _fn(ftype, foff, fdata, fi, q[qi])
+                _, d1 = _fn(ftype, foff, fdata, mv_f[g, a], q[qi])
                 col = (mv_A[g, 0, a] * d1, mv_A[g, 1, a] * d1, mv_A[g, 2, a] * d1)
                 if body >= 0:
                     col = _rot(R_GB[body], col)
-                tau[p, ui] += wa._dot(col, F)
-    return Fb, Mb, tau
+                share[idx, a] = wa._dot(col, F)
+    return share
+
+
+def moving_shares(packed: PackedPaths, solved: SolvedPaths, R_GB, q) -> np.ndarray:
+    """(rows of ``solved``, 3): each moving point's own motion on its body as −∂L/∂q of component a's
+    coordinate (``packed.mv_q``): the unit-tension force on the point (e_i − e_{i−1} over its straight
+    neighbours) · R_GB ∂r_B/∂q. Zero on other rows and on components that do not move."""
+    R_GB = np.ascontiguousarray(R_GB, np.float64).reshape(-1, 3, 3)
+    q = np.ascontiguousarray(q, np.float64).reshape(-1)
+    if len(q) == 0:
+        q = np.zeros(1)
+    return _moving_shares(solved.off, solved.n, solved.body, solved.x_G, solved.wrap, solved.index, R_GB, q,
+                          packed.pt_off, packed.mv_on, packed.mv_f, packed.mv_q, packed.mv_A, packed.ftype,
+                          packed.foff, packed.fdata)
+
+
+def point_rows(packed: PackedPaths, solved: SolvedPaths) -> tuple[np.ndarray, np.ndarray]:
+    """(path (rows,), packed point g (rows,); g -1 for wrap points and unused rows) of every row."""
+    path = np.repeat(np.arange(len(solved.n)), np.diff(np.append(solved.off, len(solved.body))))
+    g = np.where(solved.index >= 0, packed.pt_off[path] + solved.index, -1)
+    return path, g
 
 
 def unit_tension_forces(packed: PackedPaths, solved: SolvedPaths, R_GB, p_GB, q, nu: int):
@@ -545,15 +570,20 @@ def unit_tension_forces(packed: PackedPaths, solved: SolvedPaths, R_GB, p_GB, q,
     each body's frame origin, in G (straight stretches between different bodies; forces at the
     points' body-fixed locations, directions from ``solved.x_G`` — as OpenSim's GeometryPath applies
     them), and tau_moving (P, nu): the generalized forces of the moving points' own motion
-    (−∂L/∂q_k of that motion, at the speed index of each point's coordinate)."""
+    (``moving_shares`` at the speed index of each component's coordinate)."""
     R_GB = np.ascontiguousarray(R_GB, np.float64).reshape(-1, 3, 3)
     p_GB = np.ascontiguousarray(p_GB, np.float64).reshape(-1, 3)
-    q = np.ascontiguousarray(q, np.float64).reshape(-1)
-    if len(q) == 0:
-        q = np.zeros(1)
-    return _unit_tension(solved.off, solved.n, solved.body, solved.r_B, solved.x_G, solved.wrap, solved.index,
-                         R_GB, p_GB, q, packed.pt_off, packed.mv_on, packed.mv_f, packed.mv_q, packed.mv_u,
-                         packed.mv_A, packed.ftype, packed.foff, packed.fdata, R_GB.shape[0], int(nu))
+    Fb, Mb = _unit_tension(solved.off, solved.n, solved.body, solved.r_B, solved.x_G, R_GB, p_GB, R_GB.shape[0])
+    tau = np.zeros((len(solved.n), int(nu)))
+    if packed.mv_on.any():
+        share = moving_shares(packed, solved, R_GB, q)
+        path, g = point_rows(packed, solved)
+        rows = np.flatnonzero(g >= 0)
+        u = packed.mv_u[g[rows]]
+        on = packed.mv_on[g[rows]][:, None] & (u >= 0) & (packed.mv_q[g[rows]] >= 0)
+        r, a = np.nonzero(on)
+        np.add.at(tau, (path[rows[r]], u[r, a]), share[rows[r], a])
+    return Fb, Mb, tau
 
 
 @njit
@@ -591,7 +621,7 @@ def kernels_on_disk() -> bool:
     from jointmodeller.core._jit import on_disk
     from jointmodeller.core.multibody.packed import kin_p
 
-    return on_disk(kin_p, _solve, _unit_tension, _jacobians)
+    return on_disk(kin_p, _solve, _unit_tension, _moving_shares, _jacobians)
 
 
 def generalized_forces(system, kin, packed: PackedPaths, solved: SolvedPaths, q) -> np.ndarray:
