@@ -364,6 +364,11 @@ def unbalanced_description(mp: MobilizedProject, q: np.ndarray, r: np.ndarray, c
     return "; ".join(parts) if parts else "no unbalanced force"
 
 
+CONTACT_CONTINUATION = (0.1, 0.3, 1.0)
+"""Contact stiffness scales solved in turn, each from the last's pose, when a contact equilibrium
+fails at full stiffness: softer cartilage spreads the load over more springs and smooths the
+problem (issue 15 item 5); the last scale is the material's."""
+
 SETTLE_SPAN_S = 0.5
 """First span of damped dynamics [s] when tree Newton fails far from equilibrium (then ×4, ×16)."""
 
@@ -389,11 +394,39 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
             res.message += "; most unbalanced: " + unbalanced_description(mp, res.state.q, res.residual)
         return res
 
+    def on_contact(state, force_tol: float, moment_tol: float, budget_s: float | None):
+        return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
+                                   iterations_per_set=max_iterations, progress=progress, cancel=cancel,
+                                   max_wall_s=budget_s, on_pose=on_pose)
+
     def solve_on_tree(state, force_tol: float, moment_tol: float):
         if has_contact:
-            return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
-                                       iterations_per_set=max_iterations, progress=progress, cancel=cancel,
-                                       max_wall_s=max_wall_s, on_pose=on_pose)
+            started = time.perf_counter()
+            res = on_contact(state, force_tol, moment_tol, max_wall_s)
+            if res.converged or res.message.startswith("stopped") or (cancel is not None and cancel()):
+                return res
+            # continuation in contact stiffness: softer contact first, each solution the next start
+            pairs = [e for e in mp.bridge.elements if hasattr(e, "stiffness_scale")]
+            st, last = state, None
+            try:
+                for scale in CONTACT_CONTINUATION:
+                    left = None if max_wall_s is None else max_wall_s - (time.perf_counter() - started)
+                    if left is not None and left <= 0:
+                        break
+                    for pair in pairs:
+                        pair.stiffness_scale = scale
+                    last = on_contact(st, force_tol, moment_tol, left)
+                    if not last.converged:
+                        break
+                    st = State(float(state.t), last.state.q, np.zeros(system.nu))
+            finally:
+                for pair in pairs:
+                    pair.stiffness_scale = 1.0
+            if last is not None and last.converged:  # converged at the last scale, 1
+                last.message += (" (after continuation in contact stiffness ×"
+                                 + ", ×".join(f"{c:g}" for c in CONTACT_CONTINUATION) + ")")
+                return last
+            return res
         started = time.perf_counter()
 
         def newton(st, budget):

@@ -126,3 +126,50 @@ def test_a_live_equilibrium_reports_its_intermediate_poses():
     stored = frames_from_run(project, run).frame(0).poses["lower"]
     np.testing.assert_allclose(last[0], stored[0], atol=1e-12)
     np.testing.assert_allclose(last[1], stored[1], atol=1e-12)
+
+
+def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stiffness(monkeypatch):
+    """When the contact equilibrium fails at the material's stiffness, it is solved again at
+    ×0.1, ×0.3 and ×1 of it, each from the last one's pose; the contact pairs end at ×1."""
+    import jointmodeller.app.mobilized as mob
+    from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.core.studies.tree_equilibrium import TreeEquilibriumResult
+
+    mp = mob.build_mobilized(build_demo_project())
+    pairs = [e for e in mp.bridge.elements if hasattr(e, "stiffness_scale")]
+    assert pairs
+    calls = []
+
+    def fake(mp_, state, **kw):
+        scale = pairs[0].stiffness_scale
+        calls.append((scale, np.array(state.q)))
+        ok = len(calls) > 1  # the first, at full stiffness, fails
+        q = np.array(state.q) + 0.001 * len(calls)
+        return TreeEquilibriumResult(mob.State(state.t, q, np.zeros_like(state.u)), 0.0 if ok else 1.0, 0.0, ok,
+                                     1, 1, "equilibrium found" if ok else "no equilibrium within tolerance", [],
+                                     np.zeros(len(state.u)))
+
+    monkeypatch.setattr(mob, "contact_equilibrium", fake)
+    state = mob.initial_state(mp)
+    res = mob.equilibrium_solver(mp)(state, 1e-8, 1e-9)
+    assert [c[0] for c in calls] == [1.0, *mob.CONTACT_CONTINUATION]
+    np.testing.assert_allclose(calls[2][1], calls[1][1] + 0.002)  # each scale starts where the last ended
+    np.testing.assert_allclose(calls[3][1], calls[2][1] + 0.003)
+    assert res.converged and "continuation in contact stiffness" in res.message
+    assert all(p.stiffness_scale == 1.0 for p in pairs)
+
+
+def test_contact_stiffness_scale_scales_both_laws():
+    from tests.contact.helpers import kinematics, plane_mesh
+    import trimesh
+
+    from jointmodeller.core.mechanics.contact import ContactPair
+
+    sphere = trimesh.creation.icosphere(3, 0.02)
+    pv, pf = plane_mesh(0.06, 61)
+    for method in ("foundation", "mjm"):
+        pair = ContactPair(0, 1, sphere.vertices, sphere.faces, pv, pf, 0.002, method=method)
+        kin = kinematics([[0.0, 0.0, 0.0195], [0.0, 0.0, 0.0]])
+        full = pair.evaluate(0.0, kin).total_force_G
+        pair.stiffness_scale = 0.3
+        np.testing.assert_allclose(pair.evaluate(0.0, kin).total_force_G, 0.3 * full, rtol=1e-12)

@@ -245,7 +245,10 @@ class ContactPair:
         self.thickness = float(thickness)
         self.youngs_modulus = float(youngs_modulus)
         self.poisson = float(poisson)
-        self.modulus_per_area = foundation_modulus(youngs_modulus, poisson, thickness)
+        self._modulus_per_area = foundation_modulus(youngs_modulus, poisson, thickness)
+        self.stiffness_scale = 1.0
+        """Multiplies both laws' stiffness (1: the material's): a quasi-static solver's continuation in
+        contact stiffness solves softer contact first and leaves it at 1."""
         self.method = method
         self.rho = float(rho)
         self.lateral_ratio = float(lateral_ratio)
@@ -269,9 +272,15 @@ class ContactPair:
         return self.max_penetration_fraction * self.thickness
 
     @property
+    def modulus_per_area(self) -> float:
+        """K = (1−ν)E / ((1+ν)(1−2ν)h) [N/m³] of the elastic foundation (times stiffness_scale)."""
+        return self._modulus_per_area * self.stiffness_scale
+
+    @property
     def mjm_total_stiffness(self) -> float:
-        """K_tot = design_load / (max_penetration_fraction · h) [N/m] of the MJM springs."""
-        return self.design_load / self.penetration_limit
+        """K_tot = design_load / (max_penetration_fraction · h) [N/m] of the MJM springs (times
+        stiffness_scale)."""
+        return self.design_load / self.penetration_limit * self.stiffness_scale
 
     def _springs(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
                  surf: ContactSurface, scale: float, band: float = 0.0) -> _Springs:
