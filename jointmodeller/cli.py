@@ -393,7 +393,8 @@ def _laxity_lines(summary: dict, out) -> str:
         lines.append(f"calibration {cal.get('status')} after {cal.get('iterations')} iterations, "
                      f"{cal.get('evaluations')} sweeps, {cal.get('seconds') or 0.0:.1f} s ({cal.get('executor')}): "
                      f"RMSE {cal.get('rmse_initial') or float('nan'):.4g} -> {cal.get('rmse') or float('nan'):.4g} {unit}"
-                     + (f" ({cal['message']})" if cal.get("status") not in ("converged", "at_bounds") else ""))
+                     + (f" ({str(cal.get('message', '')).split(';')[0]})"
+                        if cal.get("status") not in ("converged", "at_bounds") else ""))
         for name, par in (cal.get("parameters") or {}).items():
             if "fixed" in par:
                 lines.append(f"  {name}: fixed at {par['fitted']:.4g}, {par['fixed']}")
