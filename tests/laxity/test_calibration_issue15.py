@@ -185,6 +185,18 @@ def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
     assert there.evaluations == here.evaluations
 
 
+def test_app_calibration_on_local_processes_gives_the_sequential_numbers(measured_project):
+    """--workers 2: spawned processes that get the project once (pool initializer) and build the
+    joint once each."""
+    from jointmodeller.app.laxity import calibrate_experiment
+
+    groups = ["lateral collateral", "medial collateral"]
+    _, here = calibrate_experiment(measured_project, "vv", groups=groups)
+    _, there = calibrate_experiment(measured_project, "vv", groups=groups, workers=2)
+    assert there.executor == "processes (2 workers)"
+    np.testing.assert_allclose(there.x, here.x, rtol=0, atol=1e-12)
+
+
 def test_app_calibration_budget_keeps_the_best_scales(measured_project):
     from jointmodeller.app.laxity import calibrate_experiment
 
