@@ -357,19 +357,22 @@ def calibrate(
 
     def residual(x: np.ndarray) -> np.ndarray:
         check()
-        count[0] += 1
-        return np.asarray(simulate(x), float) - measured
+        r = np.asarray(simulate(x), float) - measured
+        count[0] += 1  # simulations done (a budget may stop the calibration between two)
+        return r
 
     def many(base: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
         check()
-        count[0] += len(points)
         if simulate_many is None:
             out = []
             for q in points:
                 check()
                 out.append(np.asarray(simulate(q), float))
+                count[0] += 1
             return np.array(out)
-        return np.array([np.asarray(v, float) for v in simulate_many(base, points)])
+        values = [np.asarray(v, float) for v in simulate_many(base, points)]
+        count[0] += len(points)
+        return np.array(values)
 
     x, best_r = x0.copy(), None
     status, message = "", ""
