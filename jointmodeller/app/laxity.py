@@ -272,10 +272,10 @@ def drawer_summary(result: LaxityResult, experiment: Experiment, flexion_coordin
     names = list(result.tissue_names)
     T = result.tissue_tension_N
     i0 = int(np.argmin(np.abs(loads)))
-    for label, i in (("posterior" if knee else "along_e2", int(np.argmax(loads))),
-                     ("anterior" if knee else "against_e2", int(np.argmin(loads)))):
-        if loads[i] == 0.0 or (label in ("posterior", "along_e2")) != (loads[i] > 0):
-            continue
+    i_pos, i_neg = int(np.argmax(loads)), int(np.argmin(loads))
+    sides = [("posterior" if knee else "along_e2", i_pos)] if loads[i_pos] > 0 else []
+    sides += [("anterior" if knee else "against_e2", i_neg)] if loads[i_neg] < 0 else []
+    for label, i in sides:
         key = f"{label}_mm_at_{abs(loads[i]):g}N"
         out[key] = float(abs(mm[i] - mm[i0]))
         if T.size:

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
-from jointmodeller.app.studies import state_series
+from jointmodeller.app.studies import PoseProgress, state_series
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.spatial_math import matrix_to_quat
 from jointmodeller.core.multibody import constraints as mbc
@@ -616,14 +616,10 @@ def run_equilibrium_mobilized(
         stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
         report, on_pose = progress, None
         if live and progress is not None:
-            reported = [0.0]
-
-            def report(fraction: float) -> None:  # the caller's progress, remembering the fraction
-                reported[0] = fraction
-                progress(fraction)
+            report = PoseProgress(progress)
 
             def on_pose(q: np.ndarray) -> None:
-                progress(reported[0], pose_sample(mp, q, t_load))
+                report.pose(pose_sample(mp, q, t_load))
         solve = equilibrium_solver(mp, max_iterations=max_iterations, progress=report, cancel=stop,
                                    max_wall_s=max_wall_s, on_pose=on_pose)
         if moment_tol is None and force_tol is not None:  # moments held to the force tolerance per model length

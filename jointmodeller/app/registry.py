@@ -53,21 +53,17 @@ def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wal
     """The experiment's sweep; live: also report each solved pose as a sample (progress(f, sample)),
     so a viewer can follow the sweep (each costs one force evaluation)."""
     from jointmodeller.app.laxity import run_laxity
+    from jointmodeller.app.studies import PoseProgress
 
-    fraction = [0.0]
+    report = None if progress is None else PoseProgress(progress)
 
     def step(done, total, load=None, value=None):
-        fraction[0] = done / max(total, 1)
-        if progress is not None:
-            progress(fraction[0])
-
-    def pose(sample: dict) -> None:  # each solved pose, so the 3D view follows the sweep
-        if progress is not None:
-            progress(fraction[0], sample)
+        if report is not None:
+            report(done / max(total, 1))
 
     stop = None if cancel is None else (cancel.is_set if hasattr(cancel, "is_set") else cancel)
     return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s, tol_N=tol_N,
-                      on_pose=pose if live else None)
+                      on_pose=report.pose if live and report is not None else None)
 
 
 def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, start: float | None = None,

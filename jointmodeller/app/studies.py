@@ -97,6 +97,23 @@ def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
     return method
 
 
+class PoseProgress:
+    """A study's progress callback that also carries poses: calling it reports a fraction (and
+    remembers it); ``pose(sample)`` reports that fraction again with a live sample, so a viewer
+    follows a quasi-static study's poses (``progress(fraction, sample)``)."""
+
+    def __init__(self, progress: Callable) -> None:
+        self.progress = progress
+        self.fraction = 0.0
+
+    def __call__(self, fraction: float) -> None:
+        self.fraction = float(fraction)
+        self.progress(self.fraction)
+
+    def pose(self, sample: dict) -> None:
+        self.progress(self.fraction, sample)
+
+
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
                  tree_q: np.ndarray | None = None) -> tuple[dict, dict]:
     """Series and labels of sampled states ys (k, 13n) at times (k,); tree_q (k, nq): the tree's

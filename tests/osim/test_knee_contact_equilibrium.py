@@ -16,6 +16,7 @@ from jointmodeller.cli import main
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
 from jointmodeller.persistence import ProjectStore
 from jointmodeller.persistence.store import save_project
+from tests.osim.conftest import import_knee_at_25_degrees
 
 KNEE_FREE = ("knee_add_r", "knee_rot_r", "knee_tx_r", "knee_ty_r", "knee_tz_r")
 
@@ -43,12 +44,8 @@ def _tibia_depth_in_femur_bone(project, q) -> float:
 
 @pytest.mark.slow
 def test_knee_settles_on_imported_tibial_and_grown_femoral_cartilage(shared_models, shared_meshes, tmp_path):
-    path = shared_models / "lenhart2015" / "lenhart2015.osim"
-    if not path.is_file():
-        pytest.skip("lenhart2015.osim is absent")
     db = str(tmp_path / "knee.jmdb")
-    assert main(["import-osim", str(path), db, "--geometry-path", str(shared_meshes)]) == 0
-    assert main(["coordinates", db, "--lock-all", "--free", ",".join(KNEE_FREE), "--set", "knee_flex_r=25"]) == 0
+    import_knee_at_25_degrees(shared_models, shared_meshes, db, ",".join(KNEE_FREE))
     bare = str(tmp_path / "no_contact.jmdb")
     with ProjectStore(db) as store:
         project = store.load_project()

@@ -12,6 +12,7 @@ import pytest
 
 from jointmodeller.cli import main
 from jointmodeller.persistence import ProjectStore
+from tests.osim.conftest import import_knee_at_25_degrees
 
 FREE = ("knee_add_r,knee_rot_r,knee_tx_r,knee_ty_r,knee_tz_r,"
         "pf_flex_r,pf_rot_r,pf_tilt_r,pf_tx_r,pf_ty_r,pf_tz_r")
@@ -20,12 +21,8 @@ TONE = [a for m in ("vasmed_r", "vaslat_r", "vasint_r", "recfem_r") for a in ("-
 
 @pytest.mark.slow
 def test_drawer_on_cartilage_with_the_patella_free_converges_at_every_step(shared_models, shared_meshes, tmp_path):
-    path = shared_models / "lenhart2015" / "lenhart2015.osim"
-    if not path.is_file():
-        pytest.skip("lenhart2015.osim is absent")
     db = str(tmp_path / "knee.jmdb")
-    assert main(["import-osim", str(path), db, "--geometry-path", str(shared_meshes)]) == 0
-    assert main(["coordinates", db, "--lock-all", "--free", FREE, "--set", "knee_flex_r=25"]) == 0
+    import_knee_at_25_degrees(shared_models, shared_meshes, db, FREE)
     assert main(["cartilage", db, "--bone", "femur_distal_r", "--facing", "tibia_proximal_r,patella_r",
                  "--thickness-mm", "3"]) == 0
     assert main(["experiment", "add", db, "drawer", "--fixed", "femur_distal_r", "--moving", "tibia_proximal_r",
