@@ -38,9 +38,9 @@ def mesh_poses(system, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p = ys[:, : 3 * n].reshape(k, n, 3)
     q = ys[:, 3 * n: 7 * n].reshape(k, n, 4)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    R_GL = quat_to_matrix(q) @ system.bodies.R_BL[None]
-    origin = p - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
-    return R_GL, origin
+    from jointmodeller.app.studies import mesh_frames  # not at import: the GUI starts without the studies
+
+    return mesh_frames(system, p, quat_to_matrix(q))
 
 
 def _tissue_ends(system, kin) -> tuple[np.ndarray, np.ndarray]:

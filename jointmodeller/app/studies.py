@@ -114,6 +114,13 @@ class PoseProgress:
         self.progress(self.fraction, sample)
 
 
+def mesh_frames(system: MechanicalSystem, p_G: np.ndarray, R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where to draw each mesh for bodies at centres of mass p_G (k, n, 3) turned R_GB (k, n, 3, 3):
+    mesh_R_GL (k, n, 3, 3) and mesh_origin_G (k, n, 3), vertex_G = origin + R_GL v_L."""
+    R_GL = R_GB @ system.bodies.R_BL[None]
+    return R_GL, p_G - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
+
+
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
                  tree_q: np.ndarray | None = None) -> tuple[dict, dict]:
     """Series and labels of sampled states ys (k, 13n) at times (k,); tree_q (k, nq): the tree's
@@ -134,8 +141,7 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
     v = ys[:, 7 * n: 10 * n].reshape(k, n, 3)
     w_B = ys[:, 10 * n:].reshape(k, n, 3)
     R_GB = quat_to_matrix(q)
-    R_GL = R_GB @ system.bodies.R_BL[None]
-    origin = p - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
+    R_GL, origin = mesh_frames(system, p, R_GB)
     euler = np.stack([np.degrees(matrix_to_euler(R_GL[:, i], built.euler_sequences[i])) for i in range(n)], axis=1)
     m = system.tissues.count
     length = np.zeros((k, m))
