@@ -7,99 +7,67 @@ matching ``R_GB``. Euler sequences use scipy's notation: upper case (``"XYZ"``) 
 (body-fixed, rotating axes), lower case (``"xyz"``) = extrinsic (fixed axes). Angles in rad.
 
 Two forms. The plain functions are vectorised numpy over leading axes (``(..., 4)``, ``(..., 3, 3)``).
-The compiled kernels (mobilizers, the lean ABA, the MJM body kernels) call the numba versions below
+The compiled kernels (mobilizers, the lean ABA, the MJM body kernels) call the numba versions
 (``*_into``, ``axis_rotation``, ``quat_to_R``, ``skew3``, ``cross3``; compiled through the
 ``core._jit`` switch, inlined where the kernels are): the same arithmetic element for element as
-their vectorised twins, which the tests check.
+their vectorised twins, which the tests check. They live in ``core.spatial_kernels`` and are served
+here too, imported on first access.
+
+Import cost. This module imports numpy only: numba (the kernels above) and scipy's ``Rotation``
+(matrix → quaternion and matrix → Euler angles) are imported where first needed, so a program that
+only poses bones (the GUI's start-up) pays for neither (~0.4 s each). ``euler_to_matrix`` composes
+the elementary quaternions in numpy with scipy's own operations in scipy's order (bit-identical
+results, checked by the tests) and falls back to scipy for anything but a three-axis sequence.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
-from jointmodeller.core._jit import njit
 from jointmodeller.core.tolerances import tol
+
+if TYPE_CHECKING:
+    from jointmodeller.core.spatial_kernels import (  # noqa: F401 - served by __getattr__
+        axis_rotation,
+        cross3,
+        quat_to_matrix_into,
+        quat_to_R,
+        rodrigues_into,
+        skew3,
+    )
 
 _SMALL_ANGLE = tol.small_angle
 
-
-# --------------------------------------------------------------------------------------------------
-# Scalar (numba) versions for compiled kernels
-# --------------------------------------------------------------------------------------------------
-@njit(inline="always")
-def rodrigues_into(x, y, z, angle, out, o):
-    """out[o:o+9] <- R (row-major), the rotation by ``angle`` about the unit axis (x, y, z)
-    (Rodrigues: R = c I + s [a×] + (1 − c) a aᵀ)."""
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    out[o + 0] = t * x * x + c
-    out[o + 1] = t * x * y - s * z
-    out[o + 2] = t * x * z + s * y
-    out[o + 3] = t * x * y + s * z
-    out[o + 4] = t * y * y + c
-    out[o + 5] = t * y * z - s * x
-    out[o + 6] = t * x * z - s * y
-    out[o + 7] = t * y * z + s * x
-    out[o + 8] = t * z * z + c
+_KERNELS = frozenset({"rodrigues_into", "axis_rotation", "quat_to_matrix_into", "quat_to_R", "skew3", "cross3"})
+"""The numba versions (``core.spatial_kernels``) this module serves, imported on first access."""
 
 
-@njit
-def axis_rotation(axis, angle):
-    """R (3, 3) rotating by ``angle`` about the unit ``axis`` (3,) (Rodrigues)."""
-    R = np.empty(9)
-    rodrigues_into(axis[0], axis[1], axis[2], angle, R, 0)
-    return R.reshape((3, 3))
+def __getattr__(name: str):
+    """The compiled kernels and scipy's ``Rotation``, imported when first asked for (PEP 562)."""
+    if name in _KERNELS:
+        from jointmodeller.core import spatial_kernels
+
+        value = getattr(spatial_kernels, name)
+    elif name == "Rotation":
+        value = _rotation()
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
-@njit(inline="always")
-def quat_to_matrix_into(w, x, y, z, out, o):
-    """out[o:o+9] <- R (row-major) of the quaternion (w, x, y, z), normalised on the fly."""
-    n = np.sqrt(w**2 + x**2 + y**2 + z**2)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    out[o + 0] = 1 - 2 * (y * y + z * z)
-    out[o + 1] = 2 * (x * y - w * z)
-    out[o + 2] = 2 * (x * z + w * y)
-    out[o + 3] = 2 * (x * y + w * z)
-    out[o + 4] = 1 - 2 * (x * x + z * z)
-    out[o + 5] = 2 * (y * z - w * x)
-    out[o + 6] = 2 * (x * z - w * y)
-    out[o + 7] = 2 * (y * z + w * x)
-    out[o + 8] = 1 - 2 * (x * x + y * y)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _KERNELS | {"Rotation"})
 
 
-@njit
-def quat_to_R(qt):
-    """R (3, 3) of a quaternion (4,) (w, x, y, z); normalised on the fly."""
-    R = np.empty(9)
-    quat_to_matrix_into(qt[0], qt[1], qt[2], qt[3], R, 0)
-    return R.reshape((3, 3))
+def _rotation():
+    """scipy's Rotation (scipy.spatial costs ~0.4 s to import: only the functions that need it do)."""
+    from scipy.spatial.transform import Rotation
 
-
-@njit
-def skew3(v):
-    """Cross-product matrix [v×] (3, 3) of a vector (3,)."""
-    S = np.zeros((3, 3))
-    S[0, 1] = -v[2]
-    S[0, 2] = v[1]
-    S[1, 0] = v[2]
-    S[1, 2] = -v[0]
-    S[2, 0] = -v[1]
-    S[2, 1] = v[0]
-    return S
-
-
-@njit
-def cross3(a, b):
-    """a × b (3,) for vectors (3,)."""
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
+    return Rotation
 
 
 # --------------------------------------------------------------------------------------------------
@@ -136,7 +104,7 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
 def matrix_to_quat(R: np.ndarray) -> np.ndarray:
     """Unit quaternions (..., 4), scalar first with w >= 0, of rotation matrices R (..., 3, 3)."""
     R = np.asarray(R, dtype=float)
-    xyzw = Rotation.from_matrix(R.reshape(-1, 3, 3)).as_quat()
+    xyzw = _rotation().from_matrix(R.reshape(-1, 3, 3)).as_quat()
     q = np.concatenate([xyzw[:, 3:], xyzw[:, :3]], axis=1)
     q *= np.where(q[:, :1] < 0, -1.0, 1.0)
     return q.reshape(R.shape[:-2] + (4,))
@@ -229,7 +197,55 @@ def matrix_to_rotvec(R: np.ndarray) -> np.ndarray:
 def euler_to_matrix(angles_rad: np.ndarray, sequence: str = "ZYX") -> np.ndarray:
     """Rotation matrices (..., 3, 3) from Euler angles (..., 3) [rad] in the given sequence."""
     a = np.asarray(angles_rad, float)
-    return Rotation.from_euler(sequence, a.reshape(-1, 3)).as_matrix().reshape(a.shape[:-1] + (3, 3))
+    if a.ndim and a.size and a.shape[-1] == 3 and _three_axes(sequence):
+        return _euler_matrix_as_scipy(a, sequence)
+    return _rotation().from_euler(sequence, a.reshape(-1, 3)).as_matrix().reshape(a.shape[:-1] + (3, 3))
+
+
+def _three_axes(sequence: str) -> bool:
+    """A sequence of three axes, all intrinsic or all extrinsic, no axis twice in a row."""
+    return (isinstance(sequence, str) and len(sequence) == 3 and (set(sequence) <= set("XYZ")
+            or set(sequence) <= set("xyz")) and sequence[0] != sequence[1] != sequence[2])
+
+
+def _euler_matrix_as_scipy(a: np.ndarray, sequence: str) -> np.ndarray:
+    """``Rotation.from_euler(sequence, a).as_matrix()`` computed in numpy with scipy's operations in
+    scipy's order (elementary quaternions [sin(θ/2) on the axis, cos(θ/2)] composed left to right for
+    an intrinsic sequence, right to left for an extrinsic one, then scipy's quaternion → matrix
+    formula): the same bits, without importing scipy.spatial. a (..., 3), sequence of three axes."""
+    intrinsic = sequence.isupper()
+    half = a / 2.0
+    cos, sin = np.cos(half), np.sin(half)
+    single = a.shape == (3,)
+    if single:  # Python floats: the same IEEE products and sums as numpy's, without its per-call overhead
+        cos, sin = cos.tolist(), sin.tolist()
+        zero = 0.0
+    else:
+        cos, sin = [cos[..., k] for k in range(3)], [sin[..., k] for k in range(3)]
+        zero = np.zeros(a.shape[:-1])
+
+    def elementary(k: int) -> list:
+        q = [zero, zero, zero, cos[k]]  # x, y, z, w
+        q["xyz".index(sequence[k].lower())] = sin[k]
+        return q
+
+    def compose(p: list, q: list) -> list:
+        c = (p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0])  # as np.cross
+        return [p[3] * q[0] + q[3] * p[0] + c[0], p[3] * q[1] + q[3] * p[1] + c[1],
+                p[3] * q[2] + q[3] * p[2] + c[2], p[3] * q[3] - p[0] * q[0] - p[1] * q[1] - p[2] * q[2]]
+
+    q = elementary(0)
+    for k in (1, 2):
+        q = compose(q, elementary(k)) if intrinsic else compose(elementary(k), q)
+    x, y, z, w = q
+    x2, y2, z2, w2 = x * x, y * y, z * z, w * w
+    xy, zw, xz, yw, yz, xw = x * y, z * w, x * z, y * w, y * z, x * w
+    m = [x2 - y2 - z2 + w2, 2 * (xy - zw), 2 * (xz + yw),
+         2 * (xy + zw), -x2 + y2 - z2 + w2, 2 * (yz - xw),
+         2 * (xz - yw), 2 * (yz + xw), -x2 - y2 + z2 + w2]
+    if single:
+        return np.array(m).reshape(3, 3)
+    return np.stack(m, axis=-1).reshape(a.shape[:-1] + (3, 3))
 
 
 def matrix_to_euler(R: np.ndarray, sequence: str = "ZYX") -> np.ndarray:
@@ -238,7 +254,7 @@ def matrix_to_euler(R: np.ndarray, sequence: str = "ZYX") -> np.ndarray:
     R = np.asarray(R, float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # gimbal-lock notice: the result is still valid
-        e = Rotation.from_matrix(R.reshape(-1, 3, 3)).as_euler(sequence)
+        e = _rotation().from_matrix(R.reshape(-1, 3, 3)).as_euler(sequence)
     return e.reshape(R.shape[:-2] + (3,))
 
 

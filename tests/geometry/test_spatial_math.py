@@ -85,6 +85,44 @@ def test_euler_round_trip_and_meaning(sequence):
             np.testing.assert_allclose(R[k], ref, atol=1e-14)
 
 
+@pytest.mark.parametrize("sequence", ["ZYX", "XYZ", "zyx", "xyz", "ZXY", "yzx", "ZXZ", "xzx"])
+def test_euler_to_matrix_has_scipys_bits_without_scipy(sequence):
+    """euler_to_matrix composes the elementary quaternions in numpy (scipy.spatial is not imported to
+    pose a bone): bit for bit Rotation.from_euler(...).as_matrix(), batched and one at a time,
+    including zero, right and straight angles and -0.0."""
+    e = RNG.uniform(-7.0, 7.0, size=(400, 3))
+    e[:20] = 0.0
+    e[20:40] = -0.0
+    e[40:60, 1] = np.pi / 2
+    e[60:80] = RNG.integers(-3, 4, size=(20, 3)) * np.pi / 2
+    ref = Rotation.from_euler(sequence, e).as_matrix()
+    assert sm.euler_to_matrix(e, sequence).tobytes() == ref.tobytes()
+    assert sm.euler_to_matrix(e.reshape(20, 20, 3), sequence).tobytes() == ref.tobytes()
+    for k in range(0, 400, 7):
+        assert sm.euler_to_matrix(e[k], sequence).tobytes() == ref[k].tobytes()
+    e[80, 0] = np.nan  # NaN stays NaN (its sign bit may differ)
+    np.testing.assert_array_equal(sm.euler_to_matrix(e, sequence), Rotation.from_euler(sequence, e).as_matrix())
+    with pytest.raises(ValueError):
+        sm.euler_to_matrix(np.zeros(3), "ZZX")  # scipy's own checks for anything else
+
+
+def test_importing_spatial_math_imports_neither_numba_nor_scipy_spatial():
+    """numba (the kernels) and scipy's Rotation are imported where first used; the kernels are still
+    served by spatial_math."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from jointmodeller.core import spatial_math as sm; import numpy as np; "
+            "sm.euler_to_matrix(np.array([0.1, 0.2, 0.3])); sm.quat_to_matrix(np.array([1.0, 0, 0, 0])); "
+            "print(sorted(m for m in ('numba', 'scipy.spatial') if m in sys.modules)); "
+            "from jointmodeller.core.spatial_math import axis_rotation, rodrigues_into; "
+            "from jointmodeller.core import spatial_kernels as k; assert axis_rotation is k.axis_rotation; "
+            "assert sm.matrix_to_quat(np.eye(3)).shape == (4,); print('scipy.spatial' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+
 def test_skew_is_the_cross_product():
     v, w = RNG.normal(size=(2, 12, 3))
     S = sm.skew(v)
