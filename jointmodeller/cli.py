@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
-import math
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -487,7 +487,9 @@ def cmd_muscle_paths(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from jointmodeller.bench.harness import format_table, run_groups, to_json
 
-    log = (lambda msg: print(msg, file=sys.stderr))
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr)
+
     result = run_groups(args.only, log=log)
     print(to_json(result) if args.json else format_table(result))
     return 1 if result["errors"] else 0

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (cache_dir() if args.high_res else REPO / "assets" / "meshes")
     paths = mesh_demo.write_demo_meshes(out, high_res=args.high_res,
                                         tag=mesh_demo.geometry_tag() if to_cache else "")
-    for name, path in paths.items():
+    for path in paths.values():
         mesh = read_mesh(path, units="m")
         print(f"{path}: {mesh.n_vertices} vertices, {mesh.n_faces} faces"
               + (f"  warnings: {list(mesh.warnings)}" if mesh.warnings else ""))

@@ -30,8 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jointmodeller.app.knee_demo import (  # noqa: E402
-    DATA_DIR, KNEE_BODIES, MESH_FILES, MESH_ORIGINALS, PROJECT_FILE, hausdorff_m)
+from jointmodeller.app.knee_demo import DATA_DIR, KNEE_BODIES, MESH_FILES, MESH_ORIGINALS, PROJECT_FILE, hausdorff_m  # noqa: E402
 from jointmodeller.app.osim_import import import_osim  # noqa: E402
 from jointmodeller.io.meshes import read_mesh, write_mesh  # noqa: E402
 from jointmodeller.model.codec import project_to_json  # noqa: E402

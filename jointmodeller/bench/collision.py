@@ -54,8 +54,8 @@ def load_meshes():
 
 
 def run() -> list[Figure]:
-    from scipy.spatial import cKDTree
     import trimesh
+    from scipy.spatial import cKDTree
 
     from jointmodeller.core.geometry.collision import CollisionSurface, RelativeMotion, predict_collision
     from jointmodeller.core.mechanics.contact import ContactPair

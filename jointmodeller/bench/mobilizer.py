@@ -19,14 +19,21 @@ import tempfile
 import time
 
 import numpy as np
-from jointmodeller.core._jit import njit
 
 from jointmodeller.bench.harness import Figure, time_call
-from jointmodeller.core.multibody.examples import (
-    KNEE_X, KNEE_Y, TIBIA, knee_custom, knee_functions, knee_pin, knee_planar_coupled,
-    knee_planar_state, random_chain,
-)
+from jointmodeller.core._jit import njit
 from jointmodeller.core.multibody.coupled import N_CB, coupled_udot_p
+from jointmodeller.core.multibody.examples import (
+    KNEE_X,
+    KNEE_Y,
+    TIBIA,
+    knee_custom,
+    knee_functions,
+    knee_pin,
+    knee_planar_coupled,
+    knee_planar_state,
+    random_chain,
+)
 from jointmodeller.core.multibody.functions import FunctionTable
 from jointmodeller.core.multibody.integrate import simulate_compiled
 from jointmodeller.core.multibody.lean import coupled_udot_lean, forward_dynamics_lean

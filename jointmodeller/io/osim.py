@@ -29,7 +29,6 @@ from jointmodeller.io.osim_functions import (
 from jointmodeller.io.osim_report import CoordinateInfo, ImportReport, PathWrapInfo
 from jointmodeller.io.osim_xml import Doc, OsimError, read_osim_xml
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.validation import MASS_RANGE_KG, gyration_problem, inertia_problems, project_problems
 from jointmodeller.model.specs import (
     GROUND,
     Attachment,
@@ -44,6 +43,7 @@ from jointmodeller.model.specs import (
     ViaPoint,
     WrapObject,
 )
+from jointmodeller.model.validation import MASS_RANGE_KG, gyration_problem, inertia_problems, project_problems
 
 __all__ = ["load_osim", "OsimError", "ImportReport", "EULER", "frame_matrix", "CUSTOM_AXIS_KEYS"]
 
@@ -691,7 +691,7 @@ class _Reader:
 
     # ---- forces ------------------------------------------------------------------------------
     def read_forces(self, wrap_set: set[str]):
-        doc, rep = self.doc, self.report
+        rep = self.report
         springs, attachments = [], []
         for el in self.objects("ForceSet"):
             name = el.get("name", "?")

@@ -9,7 +9,15 @@ import pytest
 from jointmodeller.app.mobilized import run_dynamics_mobilized
 from jointmodeller.app.studies import run_dynamics
 from jointmodeller.model import (
-    Attachment, ConstraintSpec, Force, Frame, JointSpec, Mass, Project, ProjectInfo, SpringType,
+    Attachment,
+    ConstraintSpec,
+    Force,
+    Frame,
+    JointSpec,
+    Mass,
+    Project,
+    ProjectInfo,
+    SpringType,
 )
 
 INERTIA = ((2e-4, 1e-5, 0.0), (1e-5, 3e-4, 2e-5), (0.0, 2e-5, 4e-4))
@@ -69,7 +77,6 @@ def test_ball_constraint_row_holds_a_point():
     project = two_bone_project(constraints=(ball,))
     run = run_dynamics_mobilized(project, t_end=0.2, report_dt=0.01, digits=8)
     assert run.status == "completed"
-    p = run.series["body_p_G"][:, 1]
     R = run.series["mesh_R_GL"][:, 1]
     origin = run.series["mesh_origin_G"][:, 1]
     held = origin  # the point (0,0,0) of lower's L
@@ -160,10 +167,10 @@ def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stif
 
 
 def test_contact_stiffness_scale_scales_both_laws():
-    from tests.contact.helpers import kinematics, plane_mesh
     import trimesh
 
     from jointmodeller.core.mechanics.contact import ContactPair
+    from tests.contact.helpers import kinematics, plane_mesh
 
     sphere = trimesh.creation.icosphere(3, 0.02)
     pv, pf = plane_mesh(0.06, 61)

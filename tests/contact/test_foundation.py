@@ -17,7 +17,7 @@ from jointmodeller.core.mechanics.contact_laws import (
     foundation_modulus,
     hunt_crossley,
 )
-from tests.contact.helpers import needs_numba, kinematics, plane_mesh, random_rotation
+from tests.contact.helpers import kinematics, needs_numba, plane_mesh, random_rotation
 
 E, NU, H = 10e6, 0.45, 0.002
 R1, R2 = 0.02, 0.03
@@ -130,13 +130,13 @@ def test_hunt_crossley_drop_restitution_is_one_minus_c_v():
                            surfaces=(base.surface_a, base.surface_b))
         z0 = R1 + 1e-6
 
-        def rhs(t, y):
+        def rhs(t, y, pair=pair):
             kin = kinematics([[0, 0, y[0]], [0, 0, 0]], v_G=[[0, 0, y[1]], [0, 0, 0]])
             F, T = np.zeros((2, 3)), np.zeros((2, 3))
             pair.accumulate(t, kin, F, T)
             return [y[1], F[0, 2] / mass]
 
-        def leaves(t, y):
+        def leaves(t, y, z0=z0):
             return y[0] - z0
         leaves.terminal, leaves.direction = True, 1
         sol = solve_ivp(rhs, (0, 0.05), [z0, -v0], events=leaves, rtol=1e-9, atol=1e-12, first_step=1e-6)
@@ -259,7 +259,7 @@ def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
     p = np.array([[0.0, 0.0, R1 + R2 - 0.0005], [0.0, 0.0, 0.0]])
     R = np.tile(np.eye(3), (2, 1, 1))
     reused = 0
-    for step in range(30):
+    for _ in range(30):
         p[0] += rng.normal(0, 4e-5, 3)
         R[0] = random_rotation(rng, 2e-3) @ R[0]
         before = dict(warm._cache)

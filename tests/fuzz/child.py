@@ -9,6 +9,7 @@ alarm here turns a hang in Python code into a "hang" outcome without losing the 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -89,8 +90,9 @@ def main(manifest: str, results: str, start: int) -> int:
 
     cases = json.loads(Path(manifest).read_text())
     # import every reader once, before the first case's clock starts
-    import jointmodeller.app.masses, jointmodeller.app.osim_import, jointmodeller.io.measured_csv  # noqa: F401,E401
-    import jointmodeller.io.meshes, jointmodeller.model.codec, jointmodeller.persistence  # noqa: F401,E401
+    for reader in ("jointmodeller.app.masses", "jointmodeller.app.osim_import", "jointmodeller.io.measured_csv",
+                   "jointmodeller.io.meshes", "jointmodeller.model.codec", "jointmodeller.persistence"):
+        importlib.import_module(reader)
     signal.signal(signal.SIGALRM, _alarm)
     with open(results, "a", encoding="utf-8") as out:
         def emit(record: dict) -> None:

@@ -58,7 +58,7 @@ def test_stiffer_ligaments_give_less_laxity(make_project):
 
 def test_progress_and_stop(project):
     seen = []
-    run = run_laxity(project, progress=lambda i, n, lo, v: seen.append((i, n)))
+    run_laxity(project, progress=lambda i, n, lo, v: seen.append((i, n)))
     assert seen[-1] == (9, 9)
     stopped = run_laxity(project, cancel=lambda: True)
     assert stopped.status == "stopped"

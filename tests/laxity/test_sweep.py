@@ -40,7 +40,7 @@ def test_each_step_is_an_equilibrium_with_flexion_held():
     res = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
     from jointmodeller.core.mechanics.forces import BodyKinematics
     from jointmodeller.core.spatial_math import quat_to_matrix
-    from jointmodeller.core.studies.laxity import load_directions, ExperimentLoad
+    from jointmodeller.core.studies.laxity import ExperimentLoad, load_directions
     for i, load in enumerate(res.loads):
         p = p0.copy()
         R = quat_to_matrix(q0)
@@ -169,8 +169,6 @@ def test_other_free_bodies_settle_too():
     moment vanish too, and adding it changes the curve (its weight loads the joint)."""
     from dataclasses import replace as dc_replace
 
-    from jointmodeller.core.mechanics.forces import BodyKinematics
-    from jointmodeller.core.spatial_math import quat_to_matrix
     from jointmodeller.core.mechanics.system import Bodies
     from jointmodeller.core.mechanics.tissues import make_tissue_set
 

@@ -13,7 +13,15 @@ import pytest
 
 from jointmodeller.app.laxity import flexion_coordinate, run_laxity
 from jointmodeller.model import (
-    Attachment, Experiment, Frame, FunctionSpec, JointSpec, Mass, Project, ProjectInfo, SpringType,
+    Attachment,
+    Experiment,
+    Frame,
+    FunctionSpec,
+    JointSpec,
+    Mass,
+    Project,
+    ProjectInfo,
+    SpringType,
 )
 
 CENTRE = (0.0, 0.0, 0.0)
@@ -248,7 +256,7 @@ def test_a_live_sweep_reports_each_solved_pose_for_the_viewport():
     """The GUI's laxity study (registry option live) reports every solved pose as a sample the
     viewport draws: the unloaded pose first, then one per load, the last one the run's final pose."""
     from jointmodeller.app.live import study_function
-    from jointmodeller.render.frames import frame_from_sample, frames_from_run
+    from jointmodeller.render.frames import frame_from_sample
 
     project = knee_like(gs_custom_joint(), "anterior_posterior")
     samples = []

@@ -6,8 +6,23 @@ import numpy as np
 import trimesh
 
 from jointmodeller.model import (
-    Attachment, ContactPair, Experiment, Force, LoadProfile, Mass, MeasuredPoint, MeshData, Project,
-    ProjectInfo, SpringType, ViaPoint, WrapObject, JointSpec, FunctionSpec, ConstraintSpec, Frame,
+    Attachment,
+    ConstraintSpec,
+    ContactPair,
+    Experiment,
+    Force,
+    Frame,
+    FunctionSpec,
+    JointSpec,
+    LoadProfile,
+    Mass,
+    MeasuredPoint,
+    MeshData,
+    Project,
+    ProjectInfo,
+    SpringType,
+    ViaPoint,
+    WrapObject,
 )
 
 

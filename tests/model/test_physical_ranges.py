@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from jointmodeller.model import SpringType, ValidationError
+from jointmodeller.model import SpringType
 from jointmodeller.model.validation import (
     inertia_problems,
     project_problems,

@@ -19,7 +19,6 @@ import random
 import signal
 import sqlite3
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -17,6 +17,7 @@ from jointmodeller.core.geometry.wrapping.mjm_path import (
     upper_hull_chain,
 )
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
+
 from wrap_helpers import RADIUS, helix_length
 
 

@@ -8,6 +8,7 @@ import pytest
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
 from jointmodeller.core.studies.moment_arms import moment_arm, moment_arm_force, rotate_body
+
 from wrap_helpers import RADIUS
 
 

@@ -17,6 +17,7 @@ from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, c
 from jointmodeller.core.geometry.wrapping.path import FREE
 from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
 from jointmodeller.core.studies.moment_arms import moment_arm
+
 from test_taut_path import brute_distance
 
 KNEE_B = np.array([-0.005, -0.405, 0.0])  # tibia frame origin in the femur frame (gait2392-like)

@@ -15,6 +15,7 @@ from jointmodeller.core.geometry.wrapping.taut_path import TautPathSolver
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.tissues import polynomial_energy
 from jointmodeller.core.mechanics.wrapped_tissue import TissuePath, WrappedTissue
+
 from wrap_helpers import RADIUS
 
 

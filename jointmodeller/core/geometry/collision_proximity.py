@@ -257,7 +257,8 @@ class SurfaceProximity:
     def build(cls, vertices: np.ndarray, faces: np.ndarray, grid: PointGrid | None = None,
               vertex_normals: np.ndarray | None = None) -> "SurfaceProximity":
         """Structures for (n, 3) vertices and (m, 3) faces; reuse a collision grid when given."""
-        from jointmodeller.core.geometry.collision import CollisionSurface, vertex_normals as _vn
+        from jointmodeller.core.geometry.collision import CollisionSurface
+        from jointmodeller.core.geometry.collision import vertex_normals as _vn
 
         v = np.ascontiguousarray(vertices, dtype=np.float64)
         f = np.ascontiguousarray(faces, dtype=np.int64)

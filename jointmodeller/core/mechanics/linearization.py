@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.spatial_math import rotvec_to_quat, quat_to_matrix, skew
 from jointmodeller.core.mechanics.tissues import (
     AXIAL,
     BUSHING,
@@ -28,6 +27,7 @@ from jointmodeller.core.mechanics.tissues import (
     polynomial_stiffness,
     straight_tissue_geometry,
 )
+from jointmodeller.core.spatial_math import quat_to_matrix, rotvec_to_quat, skew
 
 FD_STEP_LENGTH = 1e-6  # relative to the model length scale, for translations
 FD_STEP_ANGLE = 1e-6  # rad, for rotations

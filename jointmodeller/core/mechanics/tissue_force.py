@@ -3,7 +3,7 @@
 Steps: (1) attachment points and their velocities in G; (2) relative displacement of the two ends;
 (3) into each spring's frame (the tissue line for axial, S for bushings); (4) polynomial force plus
 dashpot in that frame; (5) back to G, applied at the attachment points (moments ``r × F`` about each
-centre of mass). Step 6 (integration) lives in :mod:`jointmodeller.core.studies.dynamics`.
+centre of mass). Step 6 (integration) lives in :mod:`jointmodeller.core.multibody.integrate`.
 
 Straight tissues go through a numba kernel unless numba is switched off (``core._jit``) and through
 the numpy code otherwise (both are tested against each other); wrapped tissues get their geometry from a
@@ -20,11 +20,11 @@ from jointmodeller.core._jit import kernel, numba_enabled
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 from jointmodeller.core.mechanics.tissues import (
     AXIAL,
+    BLANKEVOORT,
     BUSHING,
     PathProvider,
     TissueGeometry,
     TissueSet,
-    BLANKEVOORT,
     WrappedPath,
     axial_tension,
     blankevoort_force,
@@ -32,7 +32,6 @@ from jointmodeller.core.mechanics.tissues import (
     polynomial_force,
     straight_tissue_geometry,
 )
-
 
 
 @dataclass

@@ -177,7 +177,10 @@ class WrappingPathProvider:
             ep.append(path.load_point_G[rest])
             ed.append(path.load_dir_G[rest])
         geom = TissueGeometry(length, rate, pa, pb, da, db)
-        cat = (lambda xs, shape: np.concatenate(xs) if xs else np.zeros(shape))
+
+        def cat(xs, shape):
+            return np.concatenate(xs) if xs else np.zeros(shape)
+
         return WrappedPath(
             index=np.asarray(index, np.int64),
             geometry=geom,

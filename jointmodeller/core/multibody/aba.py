@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
+
 from .tree import inv_small, kin_pass
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from jointmodeller.core._jit import njit
 from jointmodeller.core.tolerances import tol
+
 from .aba import aba_core
 from .functions import FunctionTable, eval_function
 from .tree import kin_pass, qdot_all, unpack_tree

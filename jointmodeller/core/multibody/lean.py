@@ -19,9 +19,21 @@ import numpy as np
 from jointmodeller.core._jit import njit
 from jointmodeller.core.spatial_math import rodrigues_into
 from jointmodeller.core.tolerances import tol
+
 from .functions import eval_function, eval_function_1d
 from .mobilizers import (
-    BALL, BALL_QUAT, CUSTOM, CYLINDER, ELLIPSOID, FREE, PIN, PLANAR, SCREW, SLIDER, WELD, joint_kinematics,
+    BALL,
+    BALL_QUAT,
+    CUSTOM,
+    CYLINDER,
+    ELLIPSOID,
+    FREE,
+    PIN,
+    PLANAR,
+    SCREW,
+    SLIDER,
+    WELD,
+    joint_kinematics,
     joint_qdot,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
+
 from .spatial import mm, mtm
 from .tree import kin_pass
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
-from .functions import eval_function
 from jointmodeller.core.spatial_math import axis_rotation, cross3, quat_to_R, rodrigues_into
+
+from .functions import eval_function
 from .spatial import mm, mv
 
 WELD, PIN, SLIDER, SCREW, UNIVERSAL, CYLINDER, PLANAR = 0, 1, 2, 3, 4, 5, 6

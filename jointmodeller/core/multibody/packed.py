@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import njit
+
 from .aba import aba_core
 from .inverse import rnea_core
 from .mass_matrix import crba_core

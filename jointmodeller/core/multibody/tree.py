@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jointmodeller.core._jit import njit
+
 from .mobilizers import joint_kinematics
 from .mobilizers import joint_qdot as _qdot
 

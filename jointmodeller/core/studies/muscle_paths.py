@@ -455,7 +455,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
             if coordinate_index is None:
                 raise ValueError("a path point moves with the joint coordinates, and the project has no joints")
             moving = _moving_points(a, coordinate_index, None,
-                                    lambda k: (R_BL[body[k]], -R_BL[body[k]] @ com_L[body[k]]))
+                                    lambda k, body=body: (R_BL[body[k]], -R_BL[body[k]] @ com_L[body[k]]))
         out[row] = PathSpec(name, body, r_B, cond, cond_range, tuple(ws), moving)
     return out
 
