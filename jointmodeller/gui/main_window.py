@@ -330,6 +330,7 @@ class MainWindow(QMainWindow):
 
         # widgets
         self.viewport = Viewport(self)
+        self.viewport.scene.display_cache = demo_cache_dir() / "display"  # decimated bones kept between sessions
         self.project_form = ProjectForm(self.doc, self)
         self.panels: dict[str, SectionPanel] = {}
         self.tabs = QTabWidget(self)

@@ -7,7 +7,12 @@ only sets actor transforms and moves the few tissue path points, so live runs re
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pyvista as pv
@@ -32,23 +37,90 @@ TISSUE_WIDTH = 8.0
 DISPLAY_MAX_FACES = 10000
 """Bones are drawn with at most this many triangles (quadric decimation, cached per mesh): a frame of
 the demo costs ~40 ms instead of ~140 ms on software OpenGL. Picking still snaps to the full mesh."""
+DISPLAY_CACHE_VERSION = 1
+"""Of the decimated meshes kept on disk (:func:`display_mesh`'s ``cache_dir``); part of their key."""
 
 _DISPLAY_CACHE: dict[int, tuple[object, pv.PolyData]] = {}
 
 
-def display_mesh(mesh) -> pv.PolyData:
-    """The PolyData drawn for a MeshData (in L): decimated to DISPLAY_MAX_FACES, cached."""
+def display_mesh(mesh, cache_dir: str | os.PathLike | None = None) -> pv.PolyData:
+    """The PolyData drawn for a MeshData (in L): decimated to DISPLAY_MAX_FACES, cached in memory and,
+    with ``cache_dir``, on disk: the decimation of a 60k-face bone takes ~0.15–0.3 s, reading it back
+    ~10 ms (the GUI passes its per-user cache folder, so a project opens that much faster the second
+    time). The file is named by a hash of the mesh's vertices and faces, DISPLAY_MAX_FACES and VTK's
+    version, holds the same points and triangles the decimation gave, and is rebuilt when it cannot be
+    read or does not carry its key."""
     hit = _DISPLAY_CACHE.get(id(mesh))
     if hit is not None and hit[0] is mesh:
         return hit[1]
-    faces = np.hstack([np.full((mesh.n_faces, 1), 3), mesh.faces]).ravel()
-    poly = pv.PolyData(np.array(mesh.vertices_L), faces)
-    if mesh.n_faces > DISPLAY_MAX_FACES:
-        poly = poly.decimate(1.0 - DISPLAY_MAX_FACES / mesh.n_faces)
+    poly = None
+    path = None
+    if mesh.n_faces > DISPLAY_MAX_FACES and cache_dir is not None:
+        key = display_cache_key(mesh)
+        path = Path(cache_dir) / f"display-{key}.vtp"
+        poly = _read_display(path, key)
+    if poly is None:
+        faces = np.hstack([np.full((mesh.n_faces, 1), 3), mesh.faces]).ravel()
+        poly = pv.PolyData(np.array(mesh.vertices_L), faces)
+        if mesh.n_faces > DISPLAY_MAX_FACES:
+            poly = poly.decimate(1.0 - DISPLAY_MAX_FACES / mesh.n_faces)
+            if path is not None:
+                _write_display(poly, path, key)
     if len(_DISPLAY_CACHE) > 32:
         _DISPLAY_CACHE.clear()
     _DISPLAY_CACHE[id(mesh)] = (mesh, poly)
     return poly
+
+
+def display_cache_key(mesh) -> str:
+    """Hex SHA-256 naming the decimated display mesh of a MeshData."""
+    h = hashlib.sha256(b"jointmodeller-display-mesh")
+    h.update(np.array([DISPLAY_CACHE_VERSION, DISPLAY_MAX_FACES], np.int64).tobytes())
+    h.update(repr(tuple(pv.vtk_version_info)).encode())
+    for a in (np.ascontiguousarray(mesh.vertices_L, np.float64), np.ascontiguousarray(mesh.faces, np.int64)):
+        h.update(f"{a.dtype.str}:{a.shape};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+_KEY_FIELD = "jointmodeller_display_key"
+
+
+def _read_display(path: Path, key: str) -> pv.PolyData | None:
+    """The cached decimated mesh at ``path`` when it is there, whole and carries ``key``; else None."""
+    if not path.is_file():
+        return None
+    try:
+        with pv.vtk_verbosity("off"), warnings.catch_warnings(), pv.VtkErrorCatcher(raise_errors=True):
+            warnings.simplefilter("ignore")  # a damaged file is not news: it is rebuilt
+            poly = pv.read(path)
+        ok = (isinstance(poly, pv.PolyData) and poly.n_cells > 0 and poly.is_all_triangles
+              and _KEY_FIELD in poly.field_data and str(poly.field_data[_KEY_FIELD][0]) == key)
+    except Exception:  # a damaged or foreign file: decimate again and rewrite it
+        return None
+    if not ok:
+        return None
+    poly.field_data.remove(_KEY_FIELD)
+    return poly
+
+
+def _write_display(poly: pv.PolyData, path: Path, key: str) -> None:
+    """Keep the decimated mesh at ``path`` (a temporary file renamed into place; best effort)."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".display-", suffix=".vtp", dir=path.parent)
+        os.close(fd)
+        stored = poly.copy(deep=False)
+        stored.field_data[_KEY_FIELD] = np.array([key])
+        stored.save(tmp, binary=True)
+        os.replace(tmp, path)
+        tmp = None
+    except Exception:  # an unwritable cache only costs the next start-up the decimation
+        pass
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
     "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -139,6 +211,8 @@ class JointScene:
         """A measured distance: a line between two picked points with a sphere at each, or None."""
         self.force_scale_N = 50.0
         self.show_axes = True
+        self.display_cache: Path | None = None
+        """Folder where decimated bone meshes are kept between sessions (:func:`display_mesh`), or None."""
         self._tissue_rgb = np.zeros((0, 3))
         self._tissue_force: np.ndarray | None = None
         self._frame = SceneFrame()
@@ -165,13 +239,13 @@ class JointScene:
         self.project = project
         for m in project.masses:
             if m.cartilage is not None:
-                self.cartilage_actors[m.name] = p.add_mesh(display_mesh(m.cartilage), color=CARTILAGE_COLOUR,
-                                                           smooth_shading=True, specular=0.3, name=f"cartilage:{m.name}",
-                                                           pickable=False, render=False)
+                self.cartilage_actors[m.name] = p.add_mesh(
+                    display_mesh(m.cartilage, self.display_cache), color=CARTILAGE_COLOUR, smooth_shading=True,
+                    specular=0.3, name=f"cartilage:{m.name}", pickable=False, render=False)
             if m.mesh is None:
                 continue
-            actor = p.add_mesh(display_mesh(m.mesh), color=m.colour, smooth_shading=True, specular=0.2, name=f"mass:{m.name}",
-                               pickable=True, render=False)
+            actor = p.add_mesh(display_mesh(m.mesh, self.display_cache), color=m.colour, smooth_shading=True,
+                               specular=0.2, name=f"mass:{m.name}", pickable=True, render=False)
             self.mass_actors[m.name] = actor
             size = float(np.ptp(m.mesh.vertices_L, axis=0).max()) * 0.25
             axes = self._axes_poly(np.asarray(m.com_L, float), size, body_axes_L(m.inertia_L))

@@ -140,6 +140,37 @@ def test_display_mesh_is_decimated_but_keeps_the_shape():
     assert np.abs(r - 0.02).max() < 0.02 * 0.02  # every drawn vertex within 2 % of the true surface
 
 
+def test_decimated_display_meshes_are_kept_on_disk_and_read_back_alike(tmp_path):
+    """With a cache folder (the GUI's per-user cache) the decimation is done once per mesh: a later
+    session reads the same points and triangles back; a damaged file is decimated and written again."""
+    import trimesh
+
+    from jointmodeller.model.mesh import MeshData
+    from jointmodeller.render import scene as sc
+
+    tm = trimesh.creation.icosphere(subdivisions=6, radius=0.02)
+    first = sc.display_mesh(MeshData(tm.vertices, tm.faces, source="a"), tmp_path)
+    files = list(tmp_path.glob("display-*.vtp"))
+    assert len(files) == 1 and not list(first.field_data.keys())
+    sc._DISPLAY_CACHE.clear()  # a new session
+    again = sc.display_mesh(MeshData(tm.vertices.copy(), tm.faces.copy(), source="b"), tmp_path)
+    assert again is not first and again.points.dtype == first.points.dtype
+    np.testing.assert_array_equal(again.points, first.points)
+    np.testing.assert_array_equal(again.faces, first.faces)
+    assert not list(again.field_data.keys()) and not list(again.point_data.keys())
+    files[0].write_bytes(files[0].read_bytes()[:500])
+    sc._DISPLAY_CACHE.clear()
+    rebuilt = sc.display_mesh(MeshData(tm.vertices, tm.faces, source="c"), tmp_path)
+    np.testing.assert_array_equal(rebuilt.points, first.points)
+    assert files[0].stat().st_size > 500
+    other = trimesh.creation.icosphere(subdivisions=6, radius=0.03)  # another mesh, another file
+    sc.display_mesh(MeshData(other.vertices, other.faces, source="d"), tmp_path)
+    assert len(list(tmp_path.glob("display-*.vtp"))) == 2
+    small = trimesh.creation.box(extents=(0.01, 0.01, 0.01))  # not decimated: nothing kept
+    sc.display_mesh(MeshData(small.vertices, small.faces, source="e"), tmp_path)
+    assert len(list(tmp_path.glob("*"))) == 2
+
+
 def test_body_axes_are_the_principal_axes(small_project):
     from jointmodeller.render.scene import body_axes_L
 
