@@ -1,0 +1,95 @@
+"""What the GUI imports before its first window (issue 18: start-up ≤ 2 s warm). Behavioural checks
+in fresh processes (which modules are in sys.modules), no timings: plots, studies, scipy's Rotation,
+numba kernels and pyplot are imported where first used, not to show the main window."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HEAVY = ("matplotlib", "scipy", "numba", "pyvistaqt", "pyvista.plotting", "trimesh")
+"""Not imported by ``import jointmodeller.gui.main_window`` (matplotlib.pyplot and scipy.spatial with them)."""
+
+
+def _run(code: str, env: dict | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_main_window_imports_no_heavy_module():
+    loaded = _run(f"""
+        import json, sys
+        import jointmodeller.gui.main_window
+        print(json.dumps({{m: type(sys.modules[m]).__name__ for m in {HEAVY + ("matplotlib.pyplot", "scipy.spatial")!r}
+                          if m in sys.modules}}))
+    """)
+    assert loaded == {}
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs a display (pytest-xvfb starts one)")
+def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp_path):
+    """The bench's warm start-up (gui.startup_s): the demo from its cache, the window shown and drawn.
+    pyplot stays a stand-in (pyvista imports it, nothing here uses it), and it becomes the real module
+    when something does."""
+    env = dict(os.environ, JOINTMODELLER_CACHE=str(tmp_path / "cache"),
+               JOINTMODELLER_RECOVERY_DIR=str(tmp_path / "recovery"))
+    code = f"""
+        import json, sys
+        from PySide6.QtCore import QSettings
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from jointmodeller.gui.main_window import MainWindow
+        w = MainWindow(settings=QSettings({str(tmp_path / "s.ini")!r}, QSettings.IniFormat), confirm=False)
+        w.open_demo()
+        w.show()
+        app.processEvents()
+        w.viewport.plotter.render()
+        seen = {{m: type(sys.modules[m]).__name__ for m in ("matplotlib.pyplot", "matplotlib.figure", "scipy.spatial",
+                                                           "numba", "trimesh") if m in sys.modules}}
+        import matplotlib.pyplot as plt
+        fig = plt.figure()
+        seen["after use"] = type(sys.modules["matplotlib.pyplot"]).__name__
+        seen["same figure function"] = sys.modules["matplotlib.pyplot"].figure is plt.figure
+        w.close()
+        print(json.dumps(seen))
+    """
+    _run(code, env)  # builds the demo and the decimated meshes into the cache
+    seen = _run(code, env)
+    assert seen == {"matplotlib.pyplot": "_DeferredModule", "after use": "module", "same figure function": True}
+    assert list((tmp_path / "cache" / "display").glob("display-*.vtp")), "decimated bones not kept"
+
+
+def test_a_deferred_module_runs_on_first_use_once(tmp_path, monkeypatch):
+    from jointmodeller.gui.viewport import defer_module
+
+    pkg = tmp_path / "jm_defer_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "slow.py").write_text("import builtins\nbuiltins.jm_defer_runs = getattr(builtins, 'jm_defer_runs', 0) + 1\n"
+                                 "VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("jm_defer_pkg", "jm_defer_pkg.slow"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import builtins
+
+    monkeypatch.setattr(builtins, "jm_defer_runs", 0, raising=False)
+    defer_module("jm_defer_pkg.slow")
+    import jm_defer_pkg.slow as slow  # a library's module-level import: nothing runs yet
+
+    assert builtins.jm_defer_runs == 0
+    assert slow.VALUE == 42 and builtins.jm_defer_runs == 1
+    import jm_defer_pkg
+
+    real = sys.modules["jm_defer_pkg.slow"]
+    assert type(real).__name__ == "module" and jm_defer_pkg.slow is real and real.VALUE == 42
+    slow.VALUE = 7  # writes reach the real module too
+    assert real.VALUE == 7 and builtins.jm_defer_runs == 1
+    defer_module("jm_defer_pkg.slow")  # imported already: left alone
+    assert sys.modules["jm_defer_pkg.slow"] is real
