@@ -87,7 +87,9 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     """In this process (needs a display): frames drawn and event-loop stalls during a live run of
     the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
     gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
-    system, the live window, stopping, storing and plotting the run)."""
+    system, the live window, stopping, storing and plotting the run). ``error``: the study's failure
+    message (then nothing was streamed), else None; ``platform``: Qt's platform plugin (under
+    ``offscreen`` no window is exposed, so no frame is ever shown)."""
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -135,9 +137,10 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
         note = "scripted motion (app dynamics study not installed)"
     done = [False]
     batches = [0]
+    failure: list[str] = []
     w.runFinished.connect(lambda _r: done.__setitem__(0, True))
     for runner in (w.runner, w.process_runner):
-        runner.failed.connect(lambda _m: done.__setitem__(0, True))
+        runner.failed.connect(lambda m: (failure.append(m), done.__setitem__(0, True)))
         runner.sample.connect(lambda _s: batches.__setitem__(0, batches[0] + 1))
     ticks.clear()
     t_start = time.perf_counter()
@@ -210,7 +213,8 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
             "stall_start_ms": phase_max(t_start, t0), "stall_live_ms": phase_max(t0, t_live_end),
             "stall_end_ms": phase_max(t_live_end, tk[-1]),
             "idle_max_gap_ms": 1000 * float(idle.max()),
-            "median_gap_ms": 1000 * float(np.median(gaps)), "note": note}
+            "median_gap_ms": 1000 * float(np.median(gaps)), "note": note,
+            "platform": QApplication.platformName(), "error": failure[0] if failure else None}
 
 
 if __name__ == "__main__":
