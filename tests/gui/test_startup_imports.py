@@ -93,3 +93,25 @@ def test_a_deferred_module_runs_on_first_use_once(tmp_path, monkeypatch):
     assert real.VALUE == 7 and builtins.jm_defer_runs == 1
     defer_module("jm_defer_pkg.slow")  # imported already: left alone
     assert sys.modules["jm_defer_pkg.slow"] is real
+
+
+def test_the_gui_bench_draws_on_a_display_or_xvfb_never_offscreen(monkeypatch):
+    """gui.viewport_fps_live was 0 under QT_QPA_PLATFORM=offscreen (no window is exposed there): the
+    measuring processes drop that platform and run on the display or under xvfb-run, and without
+    either the group says it needs a display."""
+    from jointmodeller.bench import gui as bench_gui
+
+    env = bench_gui._child_env({"QT_QPA_PLATFORM": "offscreen", "PATH": "/bin"})
+    assert "QT_QPA_PLATFORM" not in env and env["PATH"] == "/bin"
+    assert bench_gui._child_env({"QT_QPA_PLATFORM": "xcb"})["QT_QPA_PLATFORM"] == "xcb"
+    if sys.platform in ("win32", "darwin"):
+        return
+    monkeypatch.setenv("DISPLAY", ":99")
+    assert bench_gui._wrap(["python"]) == ["python"]
+    monkeypatch.delenv("DISPLAY")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(bench_gui.shutil, "which", lambda name: "/usr/bin/xvfb-run" if name == "xvfb-run" else None)
+    assert bench_gui._wrap(["python"])[:2] == ["/usr/bin/xvfb-run", "-a"]
+    monkeypatch.setattr(bench_gui.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="needs a display"):
+        bench_gui._wrap(["python"])
