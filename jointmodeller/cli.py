@@ -154,7 +154,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     project = project_from_json(text)
     policy = "delete" if args.delete_runs else "mark"
     # lossless: the file's own times are kept
-    save_project(target, project, touch=False, runs=policy, note=f"inputs replaced on {now_iso()} by import of {args.file}")
+    save_project(target, project, touch=False, runs=policy,
+                 note=f"inputs replaced on {now_iso()} by import of {args.file}")
     print(f"imported {args.file} into {target}")
     if runs:
         print(f"{len(runs)} stored run(s) of the earlier model "
@@ -392,7 +393,8 @@ def _laxity_lines(summary: dict, out) -> str:
         unit = summary.get("unit") or ""
         lines.append(f"calibration {cal.get('status')} after {cal.get('iterations')} iterations, "
                      f"{cal.get('evaluations')} sweeps, {cal.get('seconds') or 0.0:.1f} s ({cal.get('executor')}): "
-                     f"RMSE {cal.get('rmse_initial') or float('nan'):.4g} -> {cal.get('rmse') or float('nan'):.4g} {unit}"
+                     f"RMSE {cal.get('rmse_initial') or float('nan'):.4g} -> "
+                     f"{cal.get('rmse') or float('nan'):.4g} {unit}"
                      + (f" ({str(cal.get('message', '')).split(';')[0]})"
                         if cal.get("status") not in ("converged", "at_bounds") else ""))
         for name, par in (cal.get("parameters") or {}).items():

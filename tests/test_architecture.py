@@ -20,7 +20,8 @@ def test_core_and_model_import_without_gui_libraries():
     code = ("import sys, pkgutil, importlib, jointmodeller.core as c, jointmodeller.model\n"
             "for m in pkgutil.walk_packages(c.__path__, 'jointmodeller.core.'):\n"
             "    importlib.import_module(m.name)\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6','vtk','vtkmodules','pyvista','sqlalchemy')]\n"
+            "bad = [m for m in sys.modules\n"
+            "       if m.split('.')[0] in ('PySide6','vtk','vtkmodules','pyvista','sqlalchemy')]\n"
             "print(bad); sys.exit(1 if bad else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

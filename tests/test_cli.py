@@ -29,7 +29,8 @@ def test_export_import_export_gives_identical_json(tmp_path):
 
 def test_bad_input_is_one_message_and_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format": "jointmodeller-project", "version": 1, "project": {"masses": [{"name": "a", "mass_kg": -1, '
+    bad.write_text('{"format": "jointmodeller-project", "version": 1, '
+                   '"project": {"masses": [{"name": "a", "mass_kg": -1, '
                    '"inertia_L": [[1e-3, 0, 0], [0, 1e-3, 0], [0, 0, 1e-3]]}]}}')
     assert main(["import", str(bad), str(tmp_path / "x.jmdb")]) == 2
     err = capsys.readouterr().err

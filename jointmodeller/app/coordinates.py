@@ -17,7 +17,7 @@ from jointmodeller.core.spatial_math import matrix_to_euler
 from jointmodeller.core.studies.muscle_paths import build_multibody
 from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
 from jointmodeller.model.errors import Problem, ValidationError
-from jointmodeller.model.specs import GROUND, Project
+from jointmodeller.model.specs import GROUND, Project, vec3
 
 
 @dataclass(frozen=True)
@@ -125,5 +125,5 @@ def with_poses_from_coordinates(project: Project) -> Project:
         R_GL = kin.R_GB[i]  # the tree's body frame is the mass's L frame
         com_G = kin.p_GB[i] + R_GL @ np.asarray(m.com_L, float)
         euler = np.degrees(matrix_to_euler(R_GL[None], m.euler_sequence)[0])
-        masses.append(replace(m, position_G=tuple(float(x) for x in com_G), euler_deg=tuple(float(x) for x in euler)))
+        masses.append(replace(m, position_G=vec3(com_G), euler_deg=vec3(euler)))
     return replace(project, masses=tuple(masses))

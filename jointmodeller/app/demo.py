@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from jointmodeller.core.geometry.mass_properties import mesh_mass_properties
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
@@ -30,6 +31,8 @@ from jointmodeller.model.specs import (
     Project,
     ProjectInfo,
     SpringType,
+    mat3,
+    vec3,
 )
 
 REPO_ASSETS = Path(__file__).resolve().parents[2] / "assets" / "meshes"
@@ -127,7 +130,7 @@ def load_demo_meshes(high_res: bool = False) -> dict[str, MeshData]:
     return {n: read_mesh(p, units="m", name=p.name) for n, p in demo_mesh_paths(high_res).items()}
 
 
-def snap_to_surface(mesh: MeshData, points: np.ndarray) -> np.ndarray:
+def snap_to_surface(mesh: MeshData, points: ArrayLike) -> np.ndarray:
     """Closest points (k, 3) on the mesh surface to points (k, 3) (attachments sit on the bone)."""
     tri = mesh.vertices_L[mesh.faces]
     out = []
@@ -139,11 +142,10 @@ def snap_to_surface(mesh: MeshData, points: np.ndarray) -> np.ndarray:
 
 def _mass(name: str, mesh: MeshData, cartilage: MeshData, fixed: bool, colour: str) -> Mass:
     props = mesh_mass_properties(mesh, BONE_DENSITY_KG_M3)
-    com = tuple(float(c) for c in props.com_L)
+    com = vec3(props.com_L)
     return Mass(
         name=name, mesh=mesh, cartilage=cartilage, density_kg_m3=BONE_DENSITY_KG_M3,
-        mass_kg=float(props.mass_kg), com_L=com,
-        inertia_L=tuple(tuple(float(c) for c in row) for row in props.inertia_L),
+        mass_kg=float(props.mass_kg), com_L=com, inertia_L=mat3(props.inertia_L),
         properties_from_mesh=True, position_G=com, euler_deg=(0.0, 0.0, 0.0), euler_sequence="xyz",
         fixed=fixed, colour=colour,
     )
@@ -168,10 +170,10 @@ def _forearm_mass(name: str, mesh: MeshData, cartilage: MeshData, colour: str) -
     shaft_E = mesh_demo.LOAD_POINT_E / np.linalg.norm(mesh_demo.LOAD_POINT_E)
     com_G = mesh_demo.R_GE @ (shaft_E * FOREARM_HAND_COM_DISTAL_M / abs(shaft_E[2]))
     inertia_G = mesh_demo.R_GE @ np.diag(FOREARM_HAND_INERTIA_E) @ mesh_demo.R_GE.T
-    com = tuple(float(c) for c in com_G)
+    com = vec3(com_G)
     return Mass(
         name=name, mesh=mesh, cartilage=cartilage, density_kg_m3=None, mass_kg=FOREARM_HAND_MASS_KG,
-        com_L=com, inertia_L=tuple(tuple(float(c) for c in row) for row in inertia_G),
+        com_L=com, inertia_L=mat3(inertia_G),
         properties_from_mesh=False, position_G=com, euler_deg=(0.0, 0.0, 0.0), euler_sequence="xyz",
         fixed=False, colour=colour,
     )
@@ -258,7 +260,7 @@ def build_demo_project(high_res: bool = False, stiffness_scale: float = CALIBRAT
                                   tension_only=True, colour=b.colour))
         attachments.append(Attachment(
             name=b.name, spring=b.name, body_a="humerus", body_b="ulna",
-            point_a_L=tuple(float(c) for c in a_G), point_b_L=tuple(float(c) for c in b_G),
+            point_a_L=vec3(a_G), point_b_L=vec3(b_G),
             initial_length_m=length / (1.0 + b.reference_strain), wraps=b.wraps,
         ))
 

@@ -180,10 +180,10 @@ class Column:
         if k == "opt_float":
             return None if not text.strip() else _num(text) / s
         if k == "int":
-            v = _num(text)
-            if v != int(v):
+            x = _num(text)
+            if x != int(x):
                 raise CellError(f"{text!r} is not a whole number")
-            return int(v)
+            return int(x)
         if k == "bool":
             t = text.strip().lower()
             if t in ("yes", "y", "true", "1", "on", "x"):
@@ -341,7 +341,8 @@ HEADER_TIPS: dict[str, str] = {
     "law": "polynomial: f = k1·x + k2·x² + …; blankevoort: toe region up to the toe strain, then linear",
     "kx": "Coefficients k1, k2, … of the force–deflection polynomial along x [N/m, N/m², …]; "
           "Blankevoort: stiffness per unit strain [N]",
-    "ky": "Polynomial coefficients along y (bushings) [N/m, …]", "kz": "Polynomial coefficients along z (bushings) [N/m, …]",
+    "ky": "Polynomial coefficients along y (bushings) [N/m, …]",
+    "kz": "Polynomial coefficients along z (bushings) [N/m, …]",
     "cx": "Dashpot along x [N·s/m]", "cy": "Dashpot along y [N·s/m]", "cz": "Dashpot along z [N·s/m]",
     "tension_only": "yes: the tissue pulls but never pushes (slack when shorter than its rest length)",
     "slack_length_m": "Rest length of every tissue of this type [mm]; empty: each tissue's unloaded length",
@@ -364,8 +365,10 @@ HEADER_TIPS: dict[str, str] = {
     "wraps": "yes: the tissue wraps over the bone surfaces instead of passing through them",
     # forces
     "body": "Mass the load acts on", "point_L": "Point of application in the mass's mesh frame L [mm]",
-    "direction_G": "Direction of the load in G (any length; normalised)", "magnitude_N": "Magnitude of the load [N] (negative: opposite to the direction)",
-    "profile.kind": "constant, ramp (from 0 over the ramp time) or table", "profile.ramp_time_s": "Time over which a ramp load rises from 0 to its magnitude [s]",
+    "direction_G": "Direction of the load in G (any length; normalised)",
+    "magnitude_N": "Magnitude of the load [N] (negative: opposite to the direction)",
+    "profile.kind": "constant, ramp (from 0 over the ramp time) or table",
+    "profile.ramp_time_s": "Time over which a ramp load rises from 0 to its magnitude [s]",
     # contacts
     "method": "mjm_springs: MJM's surface springs; elastic_foundation: cartilage layer model",
     "cartilage_thickness_m": "Cartilage thickness [mm]", "youngs_modulus_Pa": "Cartilage Young's modulus [MPa]",
@@ -870,6 +873,7 @@ class Document:
     def _copy_runs(src: Path, dst: Path) -> None:
         with ProjectStore(src) as a, ProjectStore(dst) as b:
             for r in a.list_runs():
+                assert r.id is not None  # a stored run has its row's id
                 run = a.load_run(r.id)
                 run.id = None
                 b.save_run(run)
@@ -974,6 +978,7 @@ def _reject(name: str) -> Any:
 
 __all__ = [
     "COLUMNS", "HEADER_TIPS", "INFO", "SECTION_LABELS", "CellError", "Column", "Command", "DocEvent", "Document",
-    "column_tip", "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory", "column",
+    "column_tip", "InsertRow", "RecoveryInfo", "RemoveRow", "ReplaceProject", "SetRow", "SetSection", "UndoHistory",
+    "column",
     "default_row", "new_project", "section_rows", "unique_name", "with_section_rows",
 ]

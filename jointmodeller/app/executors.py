@@ -128,18 +128,19 @@ class CaseExecutor:
     def __init__(self, scheduler: Any = None, workers: int = 1, shared: Any = None, token: str = "shared"):
         self.kind = "dask" if scheduler is not None else ("processes" if workers > 1 else "sequential")
         self._close: Callable[[], None] = lambda: None
-        self._pool = None
-        self._client = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._client: Any = None  # a dask.distributed Client
         self.shared_ref: Any = shared
         self.workers = 1
         if self.kind == "processes":
             import multiprocessing
 
-            self._pool = ProcessPoolExecutor(max_workers=int(workers), mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_install_shared, initargs=(token, shared))
+            pool = ProcessPoolExecutor(max_workers=int(workers), mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_install_shared, initargs=(token, shared))
+            self._pool = pool
             self.shared_ref = ("jointmodeller-shared", token)
             self.workers = int(workers)
-            self._close = lambda: self._pool.shutdown(cancel_futures=True)
+            self._close = lambda: pool.shutdown(cancel_futures=True)
         elif self.kind == "dask":
             self._client, self._close = dask_client(scheduler)
             if shared is not None:
@@ -148,12 +149,11 @@ class CaseExecutor:
 
     def map(self, fn: Callable[[Any], Any], cases: Sequence[Any]) -> list:
         cases = list(cases)
-        if self.kind == "sequential":
-            return [fn(c) for c in cases]
-        if self.kind == "processes":
+        if self._pool is not None:  # kind "processes"
             return list(self._pool.map(fn, cases))
-        futures = self._client.map(fn, cases, pure=False)
-        return self._client.gather(futures)
+        if self._client is not None:  # kind "dask"
+            return self._client.gather(self._client.map(fn, cases, pure=False))
+        return [fn(c) for c in cases]
 
     def close(self) -> None:
         self._close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +63,8 @@ FEMORAL_CARTILAGE_M = 0.003
 """Thickness of the femoral layer grown on the bone (the model's femoral cartilage mesh is missing;
 docs/cartilage.md); the imported pair's lumped thickness (6 mm) is the model's own."""
 
-DRAWER = dict(name="anterior drawer at 25° flexion", load_kind="anterior_posterior", max_load=100.0,
-              steps=11, flexion_deg=FLEXION_DEG, load_point_mm="0,-100,0")
+DRAWER: dict[str, Any] = dict(name="anterior drawer at 25° flexion", load_kind="anterior_posterior",
+                              max_load=100.0, steps=11, flexion_deg=FLEXION_DEG, load_point_mm="0,-100,0")
 """−100 … +100 N in 21 loads (11 per side), applied 10 cm distal in the tibia's frame as JAM does."""
 
 

@@ -98,7 +98,8 @@ class StepStreamer:
     """
 
     def __init__(self, system, names: list[str], tissue_names: list[str], emit: Callable[[dict], None], *,
-                 contacts: list | None = None, rate_hz: float = STREAM_HZ, clock: Callable[[], float] = time.perf_counter):
+                 contacts: list | None = None, rate_hz: float = STREAM_HZ,
+                 clock: Callable[[], float] = time.perf_counter):
         self.system = system
         self.names = list(names)
         self.tissue_names = list(tissue_names)
@@ -106,10 +107,10 @@ class StepStreamer:
         self.contacts = list(contacts or [])
         self.rate_hz = float(rate_hz)
         self.clock = clock
-        self._prev_t: float | None = None  # time of the last accepted state
+        self._prev_t = 0.0  # time of the last accepted state (set by start)
         self._prev_extras: tuple | None = None  # (t, forces, paths)
-        self._slot_wall: float | None = None
-        self._step_wall: float | None = None
+        self._slot_wall: float | None = None  # None: not started
+        self._step_wall = 0.0
         self._started = clock()
         self._extras_s = 0.0
         self._last_contact = -np.inf

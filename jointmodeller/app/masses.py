@@ -8,7 +8,7 @@ import numpy as np
 
 from jointmodeller.core.geometry.mass_properties import mesh_mass_properties
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.specs import Mass, Project
+from jointmodeller.model.specs import Mass, Project, mat3, vec3
 
 DEFAULT_BONE_DENSITY_KG_M3 = 1900.0
 """Whole-bone density used when the user gives none (cortical ~1900–2000 kg/m³)."""
@@ -45,8 +45,8 @@ def import_mass(name: str, mesh: MeshData, *, density_kg_m3: float = DEFAULT_BON
     file puts it (centre of mass at its mesh position, no rotation). Open (segmented) surfaces get the
     properties of a real solid: capped, or their convex hull (core.geometry.mass_properties)."""
     props = mesh_mass_properties(mesh, density_kg_m3)
-    com = tuple(float(x) for x in props.com_L)
-    inertia = tuple(tuple(float(x) for x in row) for row in props.inertia_L)
+    com = vec3(props.com_L)
+    inertia = mat3(props.inertia_L)
     mass = Mass(name=name, mesh=mesh, density_kg_m3=density_kg_m3, mass_kg=float(props.mass_kg),
                 com_L=com, inertia_L=inertia, properties_from_mesh=True, position_G=com,
                 fixed=fixed, colour=colour)
@@ -72,11 +72,10 @@ def refresh_mass_properties(mass: Mass) -> Mass:
     if not mass.properties_from_mesh or mass.mesh is None or mass.density_kg_m3 is None:
         return mass
     props = mesh_mass_properties(mass.mesh, mass.density_kg_m3)
-    com = tuple(float(x) for x in props.com_L)
+    com = vec3(props.com_L)
     shift = tuple(p - c for p, c in zip(mass.position_G, mass.com_L))
-    return replace(mass, mass_kg=float(props.mass_kg), com_L=com,
-                   inertia_L=tuple(tuple(float(x) for x in row) for row in props.inertia_L),
-                   position_G=tuple(c + s for c, s in zip(com, shift)))
+    return replace(mass, mass_kg=float(props.mass_kg), com_L=com, inertia_L=mat3(props.inertia_L),
+                   position_G=vec3(c + s for c, s in zip(com, shift)))
 
 
 def add_mass(project: Project, mass: Mass) -> Project:

@@ -187,14 +187,15 @@ def muscle_paths_command(project_path: str | Path, coordinate: str, out_dir: str
         raise JointModellerError(f"the range needs finite numbers, step > 0 and stop ≥ start (got start {start:g}, "
                                  f"stop {stop:g}, step {step:g})")
     if (stop - start) / step > MAX_SAMPLES:
-        raise JointModellerError(f"{(stop - start) / step + 1:.0f} samples is more than {MAX_SAMPLES}; take a larger step")
+        raise JointModellerError(f"{(stop - start) / step + 1:.0f} samples is more than {MAX_SAMPLES}; "
+                                 "take a larger step")
     with ProjectStore(project_path) as store:
         project = store.load_project()
         names = [c for m in project.masses if m.joint is not None for c in m.joint.coordinates]
         if coordinate not in names:
             shown = ", ".join(names[:15]) + (", …" if len(names) > 15 else "")
-            raise JointModellerError(f"{project_path}: no coordinate named {coordinate!r}"
-                                     + (f" (the joints' coordinates: {shown})" if names else " (the project has no joints)"))
+            known = f" (the joints' coordinates: {shown})" if names else " (the project has no joints)"
+            raise JointModellerError(f"{project_path}: no coordinate named {coordinate!r}{known}")
         if notice is not None:
             from jointmodeller.core.studies.path_kernel import kernels_on_disk
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from jointmodeller.core.spatial_math import euler_to_matrix
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.specs import GROUND, Attachment, Force, Mass, Project
+from jointmodeller.model.specs import GROUND, Attachment, Force, Mass, Project, vec3
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(R_GL (3, 3), t_G (3,)): x_G = R_GL x_L + t_G."""
@@ -38,13 +39,13 @@ def project_poses(project: Project, poses: dict[str, Pose] | None = None) -> dic
     return out
 
 
-def to_global(pose: Pose, x_L: np.ndarray) -> np.ndarray:
+def to_global(pose: Pose, x_L: ArrayLike) -> np.ndarray:
     """Points (..., 3) in L to G."""
     R, t = pose
     return np.asarray(x_L, float) @ R.T + t
 
 
-def to_local(pose: Pose, x_G: np.ndarray) -> np.ndarray:
+def to_local(pose: Pose, x_G: ArrayLike) -> np.ndarray:
     """Points (..., 3) in G to L."""
     R, t = pose
     return (np.asarray(x_G, float) - t) @ R
@@ -89,13 +90,13 @@ def snap_to_mass(project: Project, mass_name: str, point_G, poses: dict[str, Pos
     pose = project_poses(project, poses)[mass_name]
     x_L = to_local(pose, np.asarray(point_G, float))
     if mass_name == GROUND:
-        return SurfacePoint(GROUND, tuple(map(float, x_L)), tuple(map(float, point_G)), 0.0)
+        return SurfacePoint(GROUND, vec3(x_L), vec3(point_G), 0.0)
     mass = project.mass(mass_name)
     if mass.mesh is None:
-        return SurfacePoint(mass_name, tuple(map(float, x_L)), tuple(map(float, point_G)), 0.0)
+        return SurfacePoint(mass_name, vec3(x_L), vec3(point_G), 0.0)
     c, d, _ = closest_on_surface(mass.mesh, x_L[None])
     on_L = c[0]
-    return SurfacePoint(mass_name, tuple(map(float, on_L)), tuple(map(float, to_global(pose, on_L))), float(d[0]))
+    return SurfacePoint(mass_name, vec3(on_L), vec3(to_global(pose, on_L)), float(d[0]))
 
 
 def nearest_mass(project: Project, point_G, poses: dict[str, Pose] | None = None) -> SurfacePoint | None:
@@ -148,7 +149,7 @@ def make_force(project: Project, at: SurfacePoint, *, name: str | None = None,
         while f"load {k}" in names:
             k += 1
         name = f"load {k}"
-    return Force(name=name, body=at.mass, point_L=at.point_L, direction_G=tuple(map(float, direction_G)),
+    return Force(name=name, body=at.mass, point_L=at.point_L, direction_G=vec3(direction_G),
                  magnitude_N=float(magnitude_N))
 
 
@@ -178,7 +179,7 @@ def drag_end(project: Project, att: Attachment, end: str, point_G, poses: dict[s
         raise ValueError(f"end must be 'a' or 'b', got {end!r}")
     body = att.body_a if end == "a" else att.body_b
     sp = snap_to_mass(project, body, point_G, poses)
-    moved = replace(att, **{f"point_{end}_L": sp.point_L})
+    moved = replace(att, point_a_L=sp.point_L) if end == "a" else replace(att, point_b_L=sp.point_L)
     if keep_length:
         return moved
     return replace(moved, initial_length_m=path_length(project, moved, poses))

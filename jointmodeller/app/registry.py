@@ -84,7 +84,8 @@ def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, s
     return run
 
 
-_RUNNERS = {"equilibrium": _equilibrium, "dynamics": _dynamics, "laxity": _laxity, "muscle_paths": _muscle_paths}
+_RUNNERS: dict[str, Callable[..., RunRecord]] = {"equilibrium": _equilibrium, "dynamics": _dynamics,
+                                                 "laxity": _laxity, "muscle_paths": _muscle_paths}
 
 STUDIES: dict[str, Study] = {
     "equilibrium": Study("equilibrium", "Equilibrium",

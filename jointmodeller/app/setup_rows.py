@@ -12,7 +12,7 @@ from dataclasses import fields
 from typing import Iterable
 
 from jointmodeller.model.errors import JointModellerError, ValidationError
-from jointmodeller.model.specs import ContactPair, Experiment, Project
+from jointmodeller.model.specs import ContactPair, Experiment, Project, vec3
 from jointmodeller.model.validation import validate_project
 
 SECTIONS = {"experiment": "experiments", "contact": "contacts"}
@@ -29,7 +29,7 @@ def parse_vector(text: str, what: str) -> tuple[float, float, float]:
         values = ()
     if len(values) != 3 or not all(math.isfinite(v) for v in values):
         raise JointModellerError(f"{what} {text!r}: expected three numbers x,y,z")
-    return values  # type: ignore[return-value]
+    return vec3(values)
 
 
 def parse_pairs(items: Iterable[str], what: str) -> list[tuple[str, str]]:
@@ -62,7 +62,7 @@ def experiment_from_options(name: str, fixed: str, moving: str, *, load_kind: st
         if key not in AXIS_POINTS + AXIS_DIRECTIONS:
             raise JointModellerError(f"--axis {key}: unknown; known: {', '.join(AXIS_POINTS + AXIS_DIRECTIONS)}")
         v = parse_vector(text, f"--axis {key}")
-        axis_rows.append((key, tuple(x / 1000.0 for x in v) if key in AXIS_POINTS else v))
+        axis_rows.append((key, vec3(x / 1000.0 for x in v) if key in AXIS_POINTS else v))
     tone_rows = []
     for tissue, text in parse_pairs(tone, "--tone"):
         try:
@@ -74,9 +74,10 @@ def experiment_from_options(name: str, fixed: str, moving: str, *, load_kind: st
         lever_m=float(lever_mm) / 1000.0, steps=int(steps), unload=bool(unload), flexion_deg=float(flexion_deg),
         measure=measure or default_measure.get(load_kind, "varus_valgus_deg"), axes=tuple(axis_rows),
         flexion_coordinate=flexion_coordinate or "", flexion_sign=int(flexion_sign), sides=sides,
-        load_point_L=None if load_point_mm is None else tuple(
+        load_point_L=None if load_point_mm is None else vec3(
             x / 1000.0 for x in parse_vector(load_point_mm, "--load-point-mm")),
-        preload_force_N=(0.0, 0.0, 0.0) if preload_force_n is None else parse_vector(preload_force_n, "--preload-force-n"),
+        preload_force_N=(0.0, 0.0, 0.0) if preload_force_n is None else parse_vector(
+            preload_force_n, "--preload-force-n"),
         preload_moment_Nm=(0.0, 0.0, 0.0) if preload_moment_nm is None else parse_vector(
             preload_moment_nm, "--preload-moment-nm"),
         tissue_tone=tuple(tone_rows),

@@ -4,9 +4,9 @@
 contact as the project builder sets them up: 21 loads (−100 N … +100 N by 10 N at 30 cm, 30°
 flexion), each step warm-started from the nearest solved load (pose and Jacobian). Baseline, measured
 in the same run: the same sweep with a fresh finite-difference Jacobian at every step (a cold start
-from the unloaded pose does not reach 100 N on the demo's stiff cartilage). Target ≤ 15 s (MJM: up to 2 min for one two-bone solution). The build
-(meshes, spatial indexes) is not timed. Reported only when the demo sweep reaches 100 N; otherwise
-the reason goes into the note of the synthetic figure.
+from the unloaded pose does not reach 100 N on the demo's stiff cartilage). Target ≤ 15 s (MJM: up
+to 2 min for one two-bone solution). The build (meshes, spatial indexes) is not timed. Reported only
+when the demo sweep reaches 100 N; otherwise the reason goes into the note of the synthetic figure.
 
 "sweep_synthetic_s": the same protocol on the synthetic two-condyle joint (analytic contact), warm
 against cold, always reported.

@@ -58,7 +58,8 @@ def _meshes() -> list[tuple[str, np.ndarray, np.ndarray, str]]:
             out.append((name, m.vertices_L, m.faces, file))
         else:  # pragma: no cover - only without the licensed meshes
             m = demo[stand_in[name]]
-            out.append((name, m.vertices_L, m.faces, f"stand-in: procedural demo {stand_in[name]} (shared meshes absent)"))
+            out.append((name, m.vertices_L, m.faces,
+                        f"stand-in: procedural demo {stand_in[name]} (shared meshes absent)"))
     m = demo["humerus"]
     out.append(("demo_humerus", m.vertices_L, m.faces, "procedural demo elbow humerus"))
     return [(n, np.ascontiguousarray(v, np.float64), np.ascontiguousarray(f, np.int64), note) for n, v, f, note in out]

@@ -40,7 +40,8 @@ def _two_bones() -> tuple[list[MeshObstacle], np.ndarray, np.ndarray]:
 
 def _pose(k: int) -> Pose:
     """Step k of a slow motion of body 2 (0.2° and 0.1° per step about two axes)."""
-    R2 = Rotation.from_rotvec([0.003 * k, 0.002 * k, 0.0]).as_matrix() @ Rotation.from_euler("y", 90, degrees=True).as_matrix()
+    R2 = (Rotation.from_rotvec([0.003 * k, 0.002 * k, 0.0]).as_matrix()
+          @ Rotation.from_euler("y", 90, degrees=True).as_matrix())
     return Pose(np.array([[0, 0, 0], [0, 0, 0], [0, -0.04, 0.045]], float), np.stack([np.eye(3), np.eye(3), R2]))
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 ENV_VAR = "JOINTMODELLER_NUMBA"
 NUMBA_ENABLED = os.environ.get(ENV_VAR, "1") != "0"
@@ -74,19 +75,20 @@ def _choose_cache_dir() -> tuple[str | None, bool]:
 
 CACHE_DIR: str | None = None
 CACHE_ENABLED = True
-_numba = None
+_numba: ModuleType | None = None
 if NUMBA_ENABLED:
     CACHE_DIR, CACHE_ENABLED = _choose_cache_dir()
     if CACHE_DIR is not None:
         os.environ["NUMBA_CACHE_DIR"] = CACHE_DIR  # read when numba is imported (also by child processes)
     try:  # pragma: no cover - depends on the environment
-        import numba as _numba
+        import numba as _numba_module
     except ImportError:  # pragma: no cover
-        _numba = None
         NUMBA_ENABLED = False
     else:
+        _numba = _numba_module
         if CACHE_DIR is not None:  # numba imported before this module read the variable already
-            _numba.config.CACHE_DIR = CACHE_DIR
+            # numba.config fills its attributes from the environment at run time: no static type has them
+            _numba_module.config.CACHE_DIR = CACHE_DIR  # type: ignore[attr-defined]
 
 
 def njit(fn=None, **options):

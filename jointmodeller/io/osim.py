@@ -345,7 +345,8 @@ class _Reader:
                     frames = el.find("frames")
                     for f in list(frames) if frames is not None else []:
                         local[f.get("name", "")] = f
-                        self.frames.offsets.setdefault(f"/jointset/{name}/{f.get('name', '')}", (f, f"/jointset/{name}"))
+                        self.frames.offsets.setdefault(f"/jointset/{name}/{f.get('name', '')}",
+                                                       (f, f"/jointset/{name}"))
                     parent = self.frames.resolve(self.socket(el, "parent_frame", "parent_body"), local)
                     child = self.frames.resolve(self.socket(el, "child_frame", "child_body"), local)
                     # the 4.0-beta format (30501): joint frames as offsets in the parent and child bodies
@@ -353,7 +354,8 @@ class _Reader:
                     child = self._offset_by(el, child, "location_in_child", "orientation_in_child")
                 else:  # OpenSim 3: the joint lives in its child body, frames as location/orientation
                     pbody = self.frames.resolve(doc.text(el, "parent_body") or "")
-                    parent = _FrameDef(pbody.body, _xyz_rotation(doc.floats(el, "orientation_in_parent", 3, (0.0,) * 3)),
+                    parent = _FrameDef(pbody.body,
+                                       _xyz_rotation(doc.floats(el, "orientation_in_parent", 3, (0.0,) * 3)),
                                        np.asarray(doc.floats(el, "location_in_parent", 3, (0.0,) * 3)))
                     child = _FrameDef(owner, _xyz_rotation(doc.floats(el, "orientation", 3, (0.0,) * 3)),
                                       np.asarray(doc.floats(el, "location", 3, (0.0,) * 3)))
@@ -858,7 +860,8 @@ class _Reader:
             for note in notes:
                 self.report.approx(f"{where}/{axis}_location", fel.tag, note)
             fns.append(fn)
-        loc = np.array([float(eval_spec(fn, self.coord_values.get(fn.coordinates[0], 0.0) if fn.coordinates else 0.0)[0])
+        loc = np.array([float(eval_spec(fn, self.coord_values.get(fn.coordinates[0], 0.0)
+                                        if fn.coordinates else 0.0)[0])
                         for fn in fns])
         if not np.allclose(fr.R, np.eye(3), rtol=0, atol=1e-12):
             why = why or "its frame is rotated relative to the body"
@@ -978,7 +981,8 @@ def _drop_invalid(project: Project, report: ImportReport) -> Project:
                 continue
             kept = tuple(w for w in a.wrap_objects if w in wnames)
             if kept != a.wrap_objects:
-                report.path_wraps[a.name] = tuple(i for i in report.path_wraps.get(a.name, ()) if i.wrap_object in wnames)
+                report.path_wraps[a.name] = tuple(i for i in report.path_wraps.get(a.name, ())
+                                                  if i.wrap_object in wnames)
                 a = replace(a, wrap_objects=kept)
             atts.append(a)
         cons = tuple(c for c in project.constraints if c.name not in bad.get("Constraints", {}))

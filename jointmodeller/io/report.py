@@ -116,7 +116,8 @@ def plot_tissue_forces(path: str | os.PathLike, loads: np.ndarray, tension_N: np
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
-    return "<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows) + "</table>"
+    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    return "<table>" + cells + "</table>"
 
 
 def _fmt(v) -> str:
@@ -131,7 +132,8 @@ def write_html_summary(path: str | os.PathLike, summary: dict, images: list[str 
     rows = [("project", _fmt(summary.get("project", ""))), ("experiment", _fmt(exp.get("name", ""))),
             ("joint", f"{exp.get('moving_body', '')} relative to {exp.get('fixed_body', '')}"),
             ("protocol", f"{exp.get('load_kind', '')}, ±{_fmt(exp.get('max_load', ''))} in {exp.get('steps', '')} steps"
-                         + (f", lever {_fmt(exp.get('lever_m', ''))} m" if exp.get("load_kind") == "varus_valgus" else "")),
+                         + (f", lever {_fmt(exp.get('lever_m', ''))} m"
+                            if exp.get("load_kind") == "varus_valgus" else "")),
             ("flexion", f"{_fmt(exp.get('flexion_deg', ''))}°"),
             ("laxity (total range)", f"{_fmt(summary.get('laxity', float('nan')))} {summary.get('unit', '')}"),
             ("run time", f"{_fmt(summary.get('seconds', float('nan')))} s")]

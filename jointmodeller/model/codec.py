@@ -133,7 +133,7 @@ def _decode(tp: Any, value: Any, path: list[str]) -> Any:
         return value
     if tp is MeshData:
         return _decode_mesh(value, path)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, value, path)
     if origin is tuple:
         if not isinstance(value, list):
@@ -272,12 +272,15 @@ def project_from_data(data: Any) -> Project:
                                       f"is not a JointModeller project (format {data.get('format')!r})"))
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ValidationError(Problem("Project file", None, "version", f"must be a positive whole number, got {version!r}"))
+        raise ValidationError(Problem("Project file", None, "version",
+                                      f"must be a positive whole number, got {version!r}"))
     if version > FORMAT_VERSION:
         raise ValidationError(Problem("Project file", None, "version",
-                                      f"was written by a newer JointModeller (format {version}; this one reads up to {FORMAT_VERSION})"))
-    if set(data) - {"format", "version", "project"}:
-        raise ValidationError(Problem("Project file", None, None, f"unknown keys {sorted(set(data) - {'format', 'version', 'project'})}"))
+                                      f"was written by a newer JointModeller (format {version}; "
+                                      f"this one reads up to {FORMAT_VERSION})"))
+    unknown = set(data) - {"format", "version", "project"}
+    if unknown:
+        raise ValidationError(Problem("Project file", None, None, f"unknown keys {sorted(unknown)}"))
     try:
         project = _decode(Project, data.get("project"), ["project"])
     except _DecodeError as exc:

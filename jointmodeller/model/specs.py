@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Iterable, Literal
 
 from jointmodeller.model.mesh import MeshData
 
 Vec3 = tuple[float, float, float]
 Mat3 = tuple[Vec3, Vec3, Vec3]
+
+
+def vec3(values: Iterable[float]) -> Vec3:
+    """Three numbers (a numpy vector, a list) as the Vec3 a spec holds; ValueError unless three."""
+    x, y, z = (float(v) for v in values)
+    return (x, y, z)
+
+
+def mat3(rows: Iterable[Iterable[float]]) -> Mat3:
+    """A 3×3 matrix (numpy or nested lists) as the Mat3 a spec holds; ValueError unless 3×3."""
+    a, b, c = (vec3(row) for row in rows)
+    return (a, b, c)
 
 GROUND = "ground"
 """Name that stands for the fixed global frame wherever a mass name is expected."""
@@ -405,4 +417,5 @@ class Project:
         """A copy with one section's rows replaced (sections are immutable tuples)."""
         if section not in self.SECTIONS:
             raise KeyError(f"no section named {section!r}")
-        return replace(self, **{section: tuple(rows)})
+        changes: dict[str, Any] = {section: tuple(rows)}
+        return replace(self, **changes)

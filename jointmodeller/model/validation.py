@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -102,13 +102,13 @@ class _Collector:
     def add(self, section: str, row: str | None, field: str | None, message: str) -> None:
         self.problems.append(Problem(section, row, field, message))
 
-    def finite(self, section: str, row: str, field: str, value: object) -> bool:
+    def finite(self, section: str, row: str | None, field: str, value: object) -> bool:
         if not _finite(value):
             self.add(section, row, field, f"must be a finite number, got {value!r}")
             return False
         return True
 
-    def vector(self, section: str, row: str, field: str, value: Iterable) -> bool:
+    def vector(self, section: str, row: str | None, field: str, value: Iterable) -> bool:
         vals = tuple(value)
         if len(vals) != 3 or not all(_finite(v) for v in vals):
             self.add(section, row, field, f"must be three finite numbers, got {vals!r}")
@@ -119,6 +119,7 @@ class _Collector:
                  limit: float | None = None, unit: str = "") -> bool:
         if not self.finite(section, row, field, value):
             return False
+        assert isinstance(value, (int, float))  # finite() checked it
         if value < 0 or (value == 0 and not allow_zero):
             self.add(section, row, field, f"must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
             return False
@@ -132,8 +133,10 @@ class _Collector:
         """A finite number with |value| ≤ limit."""
         if not self.finite(section, row, field, value):
             return False
+        assert isinstance(value, (int, float))  # finite() checked it
         if abs(value) > limit:
-            self.add(section, row, field, f"{value:g} {unit} is outside the physical range {_fmt_range(-limit, limit, unit)}")
+            self.add(section, row, field,
+                     f"{value:g} {unit} is outside the physical range {_fmt_range(-limit, limit, unit)}")
             return False
         return True
 
@@ -392,7 +395,7 @@ def _check_mass(c: _Collector, i: int, m: Mass, mass_names: set[str]) -> None:
         c.add(s, r, "colour", f"must be a colour like '#e8dcc4', got {m.colour!r}")
 
 
-def _all_finite_matrix(rows: object) -> bool:
+def _all_finite_matrix(rows: Any) -> bool:
     try:
         return len(rows) == 3 and all(len(row) == 3 and all(_finite(v) for v in row) for row in rows)
     except TypeError:
@@ -504,7 +507,8 @@ def _check_contact(c: _Collector, i: int, p: ContactPair, masses: set[str]) -> N
         c.positive(s, r, name, getattr(p, name), allow_zero=True)
     if c.finite(s, r, "poisson_ratio", p.poisson_ratio) and not 0 <= p.poisson_ratio < 0.5:
         c.add(s, r, "poisson_ratio", f"must be in [0, 0.5), got {p.poisson_ratio}")
-    if c.finite(s, r, "max_penetration_fraction", p.max_penetration_fraction) and not 0 < p.max_penetration_fraction <= 1:
+    if (c.finite(s, r, "max_penetration_fraction", p.max_penetration_fraction)
+            and not 0 < p.max_penetration_fraction <= 1):
         c.add(s, r, "max_penetration_fraction", "must be in (0, 1]")
 
 

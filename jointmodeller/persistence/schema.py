@@ -161,7 +161,8 @@ def check_and_migrate(path: Path) -> str:
         except (SQLAlchemyError, CommandError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "orig", None) or exc
             raise ProjectFileError(
-                f"{path}: cannot be migrated from schema {revision!r} to {known[-1]!r} ({_text(reason).splitlines()[0]}); "
+                f"{path}: cannot be migrated from schema {revision!r} to {known[-1]!r} "
+                f"({_text(reason).splitlines()[0]}); "
                 "its schema version does not match its tables, so the file is damaged. Nothing was changed.") from None
         finally:
             engine.dispose()

@@ -354,7 +354,8 @@ class ProjectStore:
                 "properties_from_mesh": r.properties_from_mesh, "position_G": json.loads(r.position_G),
                 "euler_deg": json.loads(r.euler_deg), "euler_sequence": r.euler_sequence, "fixed": r.fixed,
                 "joint": None if r.joint is None else json.loads(r.joint), "colour": r.colour}, "masses", i)
-            masses.append(replace(m, mesh=self._read_mesh(r.mesh, r.name), cartilage=self._read_mesh(r.cartilage, r.name)))
+            masses.append(replace(m, mesh=self._read_mesh(r.mesh, r.name),
+                                  cartilage=self._read_mesh(r.cartilage, r.name)))
         spring_names = {r.id: r.name for r in s.scalars(select(SpringRow))}
         attachments = tuple(row_from_data(Attachment, {
             "name": r.name, "spring": spring_names[r.spring_id],

@@ -64,4 +64,5 @@ def _numba_on() -> bool:
 
 
 #: heavy tests run only with the compiled kernels (the plain-Python path has its own small tests)
-needs_numba = __import__("pytest").mark.skipif(not _numba_on(), reason="JOINTMODELLER_NUMBA=0: too slow in plain Python")
+needs_numba = __import__("pytest").mark.skipif(not _numba_on(),
+                                               reason="JOINTMODELLER_NUMBA=0: too slow in plain Python")

@@ -200,7 +200,8 @@ def base_osim() -> bytes:
     return SYNTHETIC.encode()
 
 
-BASE_CSV = "load [N],angle [deg],repeat\n# measured\n0,0.0,1\n25,1.5,1\n50,2.9,1\n75,4.0,1\n100,4.8,1\n0,0.1,2\n100,5.0,2\n"
+BASE_CSV = ("load [N],angle [deg],repeat\n# measured\n0,0.0,1\n25,1.5,1\n50,2.9,1\n75,4.0,1\n100,4.8,1\n"
+            "0,0.1,2\n100,5.0,2\n")
 
 
 # ------------------------------------------------------------------------------------------------

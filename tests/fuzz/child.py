@@ -82,7 +82,8 @@ def selftest(path: str) -> None:
         raise KeyError("a traceback")
 
 
-READERS = {"selftest": selftest, "project": read_project, "json": read_json, "mesh": read_mesh_file, "osim": read_osim, "csv": read_csv}
+READERS = {"selftest": selftest, "project": read_project, "json": read_json, "mesh": read_mesh_file, "osim": read_osim,
+           "csv": read_csv}
 
 
 def main(manifest: str, results: str, start: int) -> int:

@@ -130,7 +130,8 @@ def test_validate_inertia(inertia, ok):
     assert (validate_inertia(inertia) == []) is ok
 
 
-@pytest.mark.parametrize("name", ["lenhart2015-R-tibia-subchondral-bone.stl", "lenhart2015-R-femur-subchondral-bone.stl",
+@pytest.mark.parametrize("name", ["lenhart2015-R-tibia-subchondral-bone.stl",
+                                  "lenhart2015-R-femur-subchondral-bone.stl",
                                   "lenhart2015-R-tibia-cartilage.stl", "lenhart2015-R-fibula-bone.stl"])
 def test_open_segmented_meshes_get_the_properties_of_a_real_body(shared_meshes, name):
     """Issue 18 item 2: capping the two holes of the Lenhart tibia subchondral sheet gives fans that

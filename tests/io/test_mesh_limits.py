@@ -24,7 +24,8 @@ from jointmodeller.model.mesh import MeshData
 REPO = Path(__file__).resolve().parents[2]
 TRIANGLE_VRML = ("Shape { geometry IndexedFaceSet { coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] } "
                  "coordIndex [0 1 2 -1] } }")
-TETRA_VRML = ("#VRML V2.0 utf8\nShape { geometry IndexedFaceSet {\n coord Coordinate { point [0 0 0, 10 0 0, 0 10 0, 0 0 10] }\n"
+TETRA_VRML = ("#VRML V2.0 utf8\nShape { geometry IndexedFaceSet {\n"
+              " coord Coordinate { point [0 0 0, 10 0 0, 0 10 0, 0 0 10] }\n"
               " coordIndex [0 2 1 -1 0 1 3 -1 0 3 2 -1 1 2 3 -1] } }\n")
 
 
@@ -99,7 +100,8 @@ def test_vrml_nested_5000_deep_is_refused_without_recursion_error(tmp_path):
 @pytest.mark.parametrize("bad", ["0.5", "1e300", "2.0", "one"])
 def test_vrml_index_that_is_not_a_whole_number_is_refused_with_its_line(tmp_path, bad):
     path = tmp_path / "index.wrl"
-    path.write_text("#VRML V2.0 utf8\nShape { geometry IndexedFaceSet {\n coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] }\n"
+    path.write_text("#VRML V2.0 utf8\nShape { geometry IndexedFaceSet {\n"
+                    " coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] }\n"
                     f" coordIndex [0 1\n {bad} -1] }} }}\n")
     with pytest.raises(MeshError, match=rf"line 5: field coordIndex holds '{bad}', which is not a whole number index"):
         read_mesh(path)
@@ -161,10 +163,13 @@ def test_vtp_header_claiming_4e9_points_is_refused_before_vtk_allocates(tmp_path
     path = tmp_path / "big.vtp"
     path.write_text(
         '<?xml version="1.0"?>\n<VTKFile type="PolyData" version="0.1" byte_order="LittleEndian">\n<PolyData>\n'
-        '<Piece NumberOfPoints="4000000000" NumberOfVerts="0" NumberOfLines="0" NumberOfStrips="0" NumberOfPolys="1">\n'
-        '<Points><DataArray type="Float32" NumberOfComponents="3" format="ascii">0 0 0 1 0 0 0 1 0</DataArray></Points>\n'
+        '<Piece NumberOfPoints="4000000000" NumberOfVerts="0" NumberOfLines="0" NumberOfStrips="0" '
+        'NumberOfPolys="1">\n'
+        '<Points><DataArray type="Float32" NumberOfComponents="3" format="ascii">0 0 0 1 0 0 0 1 0</DataArray>'
+        '</Points>\n'
         '<Polys><DataArray type="Int32" Name="connectivity" format="ascii">0 1 2</DataArray>'
-        '<DataArray type="Int32" Name="offsets" format="ascii">3</DataArray></Polys>\n</Piece>\n</PolyData>\n</VTKFile>\n')
+        '<DataArray type="Int32" Name="offsets" format="ascii">3</DataArray></Polys>\n'
+        '</Piece>\n</PolyData>\n</VTKFile>\n')
     done = _read_in_child(path)
     assert done.returncode == 0, f"the reader crashed ({done.returncode}): {done.stderr[-300:]}"
     assert "MeshError:" in done.stdout and "4,000,000,000 points" in done.stdout and "big.vtp" in done.stdout
@@ -283,6 +288,7 @@ def test_one_open_triangle_gives_a_message_not_a_qhull_traceback(tmp_path):
     assert mesh.n_faces == 1
     with pytest.raises(MeshError, match="encloses no volume"):
         mass_from_mesh("tri", mesh)
-    flat = MeshData(np.array([[0, 0, 0], [0.01, 0, 0], [0, 0.01, 0], [0.01, 0.01, 0]]), np.array([[0, 1, 2], [1, 3, 2]]))
+    flat = MeshData(np.array([[0, 0, 0], [0.01, 0, 0], [0, 0.01, 0], [0.01, 0.01, 0]]),
+                    np.array([[0, 1, 2], [1, 3, 2]]))
     with pytest.raises(MeshError, match="encloses no volume"):
         mass_from_mesh("flat", flat)

@@ -106,7 +106,8 @@ def test_vrml_transforms_and_polygons(tmp_path):
         ("nohead.wrl", b"Shape {}", "cannot be read"),
         ("nan.obj", b"v 0 0 0\nv 1 0 nan\nv 0 1 0\nf 1 2 3\n", "NaN"),
         ("degenerate.obj", b"v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n", "degenerate"),
-        ("badindex.wrl", b"#VRML V2.0 utf8\nShape { geometry IndexedFaceSet { coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] }"
+        ("badindex.wrl", b"#VRML V2.0 utf8\nShape { geometry IndexedFaceSet { "
+                         b"coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] }"
                          b" coordIndex [ 0 1 7 -1 ] } }", "does not exist"),
         ("mesh.xyz", b"1 2 3\n", "unsupported format"),
     ],

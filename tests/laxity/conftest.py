@@ -8,7 +8,8 @@ import pytest
 from jointmodeller.model.specs import Attachment, Experiment, Mass, Project, ProjectInfo, SpringType
 
 
-def synthetic_project(lateral_k: float = 2.0e5, medial_k: float = 2.0e5, steps: int = 5, max_load: float = 20.0) -> Project:
+def synthetic_project(lateral_k: float = 2.0e5, medial_k: float = 2.0e5, steps: int = 5,
+                      max_load: float = 20.0) -> Project:
     """Fixed 'upper' and free 'lower' bone joined by four crossed linear ligament bundles (two spring
     types, lateral and medial) and a compressed central strut, mirror-symmetric about x = 0; no gravity."""
     upper = Mass("upper", mass_kg=2.0, com_L=(0.0, 0.0, 0.0), inertia_L=((1e-2, 0, 0), (0, 1.1e-2, 0), (0, 0, 2e-3)),

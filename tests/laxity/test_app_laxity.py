@@ -105,7 +105,8 @@ def test_calibration_recovers_stiffness_scales_and_keeps_the_original(project, m
     scales = dict(zip(fit.names, fit.x))
     assert scales["stiffness scale: lateral collateral"] == pytest.approx(1.3, rel=0.02)
     assert scales["stiffness scale: medial collateral"] == pytest.approx(0.8, rel=0.02)
-    assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * scales["stiffness scale: lateral collateral"])
+    lateral_scale = scales["stiffness scale: lateral collateral"]
+    assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * lateral_scale)
     assert start.spring("lateral collateral").kx[0] == 2e5
     assert fitted.info.title.endswith("(calibrated)")
     assert np.all(np.isfinite(fit.std))
@@ -242,7 +243,8 @@ def test_measured_points_beyond_the_sweep_are_left_out_in_one_line(project):
     assert run.status == "completed"
     assert run.summary["fit"]["points_compared"] == len(pts) - 2
     assert run.summary["fit"]["rmse"] < 1e-9
-    assert run.message == f"2 of {len(pts)} measured points lie outside the swept loads -20..20 and were left out of the comparison"
+    assert run.message == (f"2 of {len(pts)} measured points lie outside the swept loads -20..20 "
+                           "and were left out of the comparison")
 
 
 def test_free_bones_without_axes_are_refused_naming_what_to_set(project):

@@ -186,7 +186,8 @@ def test_other_free_bodies_settle_too():
                             rest_length=rest, names=["h1", "h2", "h3"])
     merged = make_tissue_set(np.r_[ts.body_a, extra.body_a], np.r_[ts.body_b, extra.body_b],
                              np.r_[ts.r_a_B, extra.r_a_B], np.r_[ts.r_b_B, extra.r_b_B],
-                             np.concatenate([ts.coeffs, extra.coeffs]), tension_only=np.r_[ts.tension_only, extra.tension_only],
+                             np.concatenate([ts.coeffs, extra.coeffs]),
+                             tension_only=np.r_[ts.tension_only, extra.tension_only],
                              rest_length=np.r_[ts.rest_length, extra.rest_length], names=ts.names + extra.names)
     sys3 = dc_replace(system, bodies=bodies, tissues=merged, gravity_G=np.array([0.0, 0.0, -9.81]))
     p = np.vstack([p0, p3])

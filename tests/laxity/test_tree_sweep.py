@@ -41,10 +41,10 @@ def knee_like(joint: JointSpec | None, load_kind: str) -> Project:
                  for i, (a, b) in enumerate(ends))
     axes = (("origin_fixed", CENTRE), ("flexion_axis_fixed", (0.0, 0.0, 1.0)), ("long_axis_fixed", (0.0, 1.0, 0.0)),
             ("origin_moving", CENTRE), ("long_axis_moving", (0.0, 1.0, 0.0)))
-    exp = Experiment("lax", "femur", "tibia", load_kind=load_kind, max_load=MAX_LOAD[load_kind], steps=4, flexion_deg=0.0, measure={"anterior_posterior": "anterior_posterior_mm",
-                                                                  "varus_valgus": "varus_valgus_deg",
-                                                                  "internal_external": "internal_external_deg"}[load_kind],
-                     lever_m=0.05, axes=axes)
+    measure = {"anterior_posterior": "anterior_posterior_mm", "varus_valgus": "varus_valgus_deg",
+               "internal_external": "internal_external_deg"}[load_kind]
+    exp = Experiment("lax", "femur", "tibia", load_kind=load_kind, max_load=MAX_LOAD[load_kind], steps=4,
+                     flexion_deg=0.0, measure=measure, lever_m=0.05, axes=axes)
     return Project(
         info=ProjectInfo(gravity_G=(0.0, -9.81, 0.0)),
         springs=(SpringType("lig", kx=(3.0e4,), tension_only=False),),

@@ -100,7 +100,8 @@ MINIMAL = """<?xml version="1.0" encoding="UTF-8"?>
    </Body>
   </objects></BodySet>
   <JointSet><objects>
-   <PinJoint name="j"><socket_parent_frame>/ground</socket_parent_frame><socket_child_frame>/bodyset/b</socket_child_frame>
+   <PinJoint name="j"><socket_parent_frame>/ground</socket_parent_frame>
+     <socket_child_frame>/bodyset/b</socket_child_frame>
     <coordinates><Coordinate name="q"><default_value>0.1</default_value></Coordinate></coordinates>
    </PinJoint>
   </objects></JointSet>

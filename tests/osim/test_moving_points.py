@@ -158,7 +158,8 @@ def test_knee_extensors_through_the_cli(shared_models, tmp_path, model):
     res = muscle_paths(project, "knee_angle_r", np.radians(KNEE_DEG), names)
     for j, name in enumerate(res.names):
         g = np.array(got[name])
-        assert np.allclose(g[:, 0], res.length[:, j], atol=2e-9) and np.allclose(g[:, 1], res.moment_arm[:, j], atol=2e-9)
+        assert np.allclose(g[:, 0], res.length[:, j], atol=2e-9)
+        assert np.allclose(g[:, 1], res.moment_arm[:, j], atol=2e-9)
     osim = pytest.importorskip("opensim")
     m = osim.Model(str(path))
     s = m.initSystem()

@@ -43,17 +43,24 @@ LEGACY = """<?xml version="1.0" encoding="UTF-8"?>
                 </objects>
               </CoordinateSet>
               <SpatialTransform>
-                <TransformAxis name="rotation1"><function><LinearFunction><coefficients>1 0</coefficients></LinearFunction></function><coordinates>shoulder_elev</coordinates><axis>0 0 1</axis></TransformAxis>
-                <TransformAxis name="rotation2"><function><Constant><value>0</value></Constant></function><coordinates></coordinates><axis>1 0 0</axis></TransformAxis>
-                <TransformAxis name="rotation3"><function><Constant><value>0</value></Constant></function><coordinates></coordinates><axis>0 1 0</axis></TransformAxis>
-                <TransformAxis name="translation1"><function><Constant><value>0</value></Constant></function><coordinates></coordinates><axis>1 0 0</axis></TransformAxis>
-                <TransformAxis name="translation2"><function><Constant><value>0</value></Constant></function><coordinates></coordinates><axis>0 1 0</axis></TransformAxis>
-                <TransformAxis name="translation3"><function><Constant><value>0</value></Constant></function><coordinates></coordinates><axis>0 0 1</axis></TransformAxis>
+                <TransformAxis name="rotation1"><function><LinearFunction><coefficients>1 0</coefficients>
+                  </LinearFunction></function><coordinates>shoulder_elev</coordinates><axis>0 0 1</axis></TransformAxis>
+                <TransformAxis name="rotation2"><function><Constant><value>0</value></Constant></function>
+                  <coordinates></coordinates><axis>1 0 0</axis></TransformAxis>
+                <TransformAxis name="rotation3"><function><Constant><value>0</value></Constant></function>
+                  <coordinates></coordinates><axis>0 1 0</axis></TransformAxis>
+                <TransformAxis name="translation1"><function><Constant><value>0</value></Constant></function>
+                  <coordinates></coordinates><axis>1 0 0</axis></TransformAxis>
+                <TransformAxis name="translation2"><function><Constant><value>0</value></Constant></function>
+                  <coordinates></coordinates><axis>0 1 0</axis></TransformAxis>
+                <TransformAxis name="translation3"><function><Constant><value>0</value></Constant></function>
+                  <coordinates></coordinates><axis>0 0 1</axis></TransformAxis>
               </SpatialTransform>
             </CustomJoint>
           </Joint>
           <VisibleObject>
-            <GeometrySet><objects><DisplayGeometry><geometry_file>upper_missing.vtp</geometry_file></DisplayGeometry></objects></GeometrySet>
+            <GeometrySet><objects><DisplayGeometry><geometry_file>upper_missing.vtp</geometry_file></DisplayGeometry>
+              </objects></GeometrySet>
           </VisibleObject>
           <WrapObjectSet>
             <objects>
@@ -100,7 +107,8 @@ LEGACY = """<?xml version="1.0" encoding="UTF-8"?>
             <PathPointSet>
               <objects>
                 <PathPoint name="e1"><location>-0.02 -0.1 0.003</location><body>upper</body></PathPoint>
-                <ConditionalPathPoint name="e2"><location>-0.025 -0.2 0.002</location><body>upper</body><coordinate>elbow_flex</coordinate><range>0 1.0</range></ConditionalPathPoint>
+                <ConditionalPathPoint name="e2"><location>-0.025 -0.2 0.002</location><body>upper</body>
+                  <coordinate>elbow_flex</coordinate><range>0 1.0</range></ConditionalPathPoint>
                 <PathPoint name="e3"><location>-0.02 0.03 0.001</location><body>lower</body></PathPoint>
               </objects>
             </PathPointSet>

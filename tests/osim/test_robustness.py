@@ -57,7 +57,8 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
           <socket_parent_frame>ground_offset</socket_parent_frame>
           <socket_child_frame>femur_offset</socket_child_frame>
           <coordinates>
-            <Coordinate name="hip_x"><default_value>0.1</default_value><range>-1 1</range><locked>true</locked></Coordinate>
+            <Coordinate name="hip_x"><default_value>0.1</default_value><range>-1 1</range><locked>true</locked>
+              </Coordinate>
             <Coordinate name="hip_y"><default_value>0</default_value></Coordinate>
             <Coordinate name="hip_z"><default_value>0</default_value></Coordinate>
           </coordinates>
@@ -139,7 +140,8 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
         <CoordinateCouplerConstraint name="pf_coupler">
           <independent_coordinate_names>knee_angle</independent_coordinate_names>
           <dependent_coordinate_name>pf_angle</dependent_coordinate_name>
-          <coupled_coordinates_function><LinearFunction><coefficients>0.5 0</coefficients></LinearFunction></coupled_coordinates_function>
+          <coupled_coordinates_function><LinearFunction><coefficients>0.5 0</coefficients></LinearFunction>
+            </coupled_coordinates_function>
         </CoordinateCouplerConstraint>
         <WeldConstraint name="weld_it"/>
       </objects>
@@ -149,12 +151,17 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
         <Blankevoort1991Ligament name="MCL">
           <GeometryPath name="path">
             <PathPointSet><objects>
-              <PathPoint name="MCL-P1"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0.03 0 -0.38</location></PathPoint>
-              <ConditionalPathPoint name="MCL-P2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0.035 0 -0.02</location><socket_coordinate>/jointset/knee/knee_angle</socket_coordinate><range>0 1</range></ConditionalPathPoint>
-              <PathPoint name="MCL-P3"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0.03 0 -0.08</location></PathPoint>
+              <PathPoint name="MCL-P1"><socket_parent_frame>/bodyset/femur</socket_parent_frame>
+                <location>0.03 0 -0.38</location></PathPoint>
+              <ConditionalPathPoint name="MCL-P2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame>
+                <location>0.035 0 -0.02</location><socket_coordinate>/jointset/knee/knee_angle</socket_coordinate>
+                <range>0 1</range></ConditionalPathPoint>
+              <PathPoint name="MCL-P3"><socket_parent_frame>/bodyset/tibia</socket_parent_frame>
+                <location>0.03 0 -0.08</location></PathPoint>
             </objects></PathPointSet>
             <PathWrapSet><objects>
-              <PathWrap name="w1"><wrap_object>condyle</wrap_object><method>midpoint</method><range>-1 -1</range></PathWrap>
+              <PathWrap name="w1"><wrap_object>condyle</wrap_object><method>midpoint</method><range>-1 -1</range>
+                </PathWrap>
               <PathWrap name="w2"><wrap_object>nowhere</wrap_object></PathWrap>
             </objects></PathWrapSet>
           </GeometryPath>
@@ -166,8 +173,10 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
         <PathActuator name="actuator">
           <GeometryPath name="path">
             <PathPointSet><objects>
-              <PathPoint name="a1"><socket_parent_frame>/jointset/knee/femur_offset</socket_parent_frame><location>0 0.02 0.3</location></PathPoint>
-              <PathPoint name="a2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame><location>0 0.02 -0.1</location></PathPoint>
+              <PathPoint name="a1"><socket_parent_frame>/jointset/knee/femur_offset</socket_parent_frame>
+                <location>0 0.02 0.3</location></PathPoint>
+              <PathPoint name="a2"><socket_parent_frame>/bodyset/tibia</socket_parent_frame>
+                <location>0 0.02 -0.1</location></PathPoint>
             </objects></PathPointSet>
           </GeometryPath>
         </PathActuator>
@@ -175,7 +184,8 @@ SYNTHETIC = """<?xml version="1.0" encoding="UTF-8" ?>
         <FutureMuscle name="one_point">
           <GeometryPath name="path">
             <PathPointSet><objects>
-              <PathPoint name="only"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0 0 0</location></PathPoint>
+              <PathPoint name="only"><socket_parent_frame>/bodyset/femur</socket_parent_frame><location>0 0 0</location>
+                </PathPoint>
             </objects></PathPointSet>
           </GeometryPath>
         </FutureMuscle>
@@ -306,7 +316,8 @@ MESHY = """<?xml version="1.0" encoding="UTF-8" ?>
   <Model name="meshy">
     <Ground name="ground">
       <attached_geometry>
-        <Mesh name="floor"><socket_frame>..</socket_frame><scale_factors>2 2 2</scale_factors><mesh_file>box.stl</mesh_file></Mesh>
+        <Mesh name="floor"><socket_frame>..</socket_frame><scale_factors>2 2 2</scale_factors>
+          <mesh_file>box.stl</mesh_file></Mesh>
       </attached_geometry>
     </Ground>
     <BodySet name="bodyset">

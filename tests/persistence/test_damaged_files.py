@@ -52,9 +52,11 @@ def test_tampered_boolean_is_refused_naming_the_row(project_file):
 
 def test_row_of_an_unknown_section_is_reported_not_dropped(project_file):
     """It used to be dropped on load and deleted on the next save."""
-    _sql(project_file, "insert into feature_rows (section, position, name, data) values ('ligament_sets', 0, 'x', '{}')")
+    _sql(project_file,
+         "insert into feature_rows (section, position, name, data) values ('ligament_sets', 0, 'x', '{}')")
     before = _digest(project_file)
-    with pytest.raises(ProjectFileError, match=r"rows of a section this JointModeller does not know \('ligament_sets'\)"):
+    with pytest.raises(ProjectFileError,
+                       match=r"rows of a section this JointModeller does not know \('ligament_sets'\)"):
         load_project(project_file)
     assert _digest(project_file) == before
 

@@ -20,7 +20,8 @@ def blob():
     """A non-convex closed surface: an icosphere with a bump and a dent."""
     m = trimesh.creation.icosphere(subdivisions=4, radius=1.0)
     v = m.vertices.copy()
-    v *= (1.0 + 0.3 * np.exp(-8 * np.sum((v - [1, 0, 0]) ** 2, 1)) - 0.2 * np.exp(-8 * np.sum((v - [0, 1, 0]) ** 2, 1)))[:, None]
+    v *= (1.0 + 0.3 * np.exp(-8 * np.sum((v - [1, 0, 0]) ** 2, 1))
+          - 0.2 * np.exp(-8 * np.sum((v - [0, 1, 0]) ** 2, 1)))[:, None]
     mesh = trimesh.Trimesh(v, m.faces)
     return mesh, MeshObstacle(mesh.vertices, mesh.faces, body=0)
 

@@ -123,7 +123,8 @@ class RelativeMotion:
         return R, J @ v
 
 
-def relative_motion_B(p_G: np.ndarray, R_GB: np.ndarray, v_G: np.ndarray, w_G: np.ndarray, a: int, b: int) -> RelativeMotion:
+def relative_motion_B(p_G: np.ndarray, R_GB: np.ndarray, v_G: np.ndarray, w_G: np.ndarray,
+                      a: int, b: int) -> RelativeMotion:
     """Twist of body a relative to body b, in b's body frame, from the bodies' kinematics.
 
     p_G, v_G, w_G (n, 3), R_GB (n, 3, 3) as in ``BodyKinematics``.
@@ -195,7 +196,7 @@ def search_pair(
     moving: CollisionSurface, target: CollisionSurface, R_BA: np.ndarray, p_BA: np.ndarray,
     motion: RelativeMotion, tol: float, d_min: float = 0.0, method: str = "grid",
     use_numba: bool | None = None,
-) -> tuple[float, int, int, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[float, int, int, np.ndarray, np.ndarray, float]:
     """One straight-line search at one pose: (d, i, j, point_i_B, e_i, speed_i); d = inf if none."""
     pa, ea, ia, speed = candidate_rays(moving, R_BA, p_BA, motion, use_numba)
     if method == "grid":

@@ -310,7 +310,8 @@ def _ray_kernel(pa, ea, sa, ia, gp, gn, gi, cell_start, lower, sphere, origin, c
                             if not h2 < tol2:
                                 continue
                             jref = gi[k]
-                            if tt < best[0] or (tt == best[0] and (iref < best[1] or (iref == best[1] and jref < best[2]))):
+                            if tt < best[0] or (tt == best[0] and (iref < best[1]
+                                                                   or (iref == best[1] and jref < best[2]))):
                                 best[0] = tt
                                 best[1] = iref
                                 best[2] = jref

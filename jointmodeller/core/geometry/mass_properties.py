@@ -137,6 +137,7 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
     else:
         method = "convex_hull"
         loops = boundary_loops(f) if report.n_nonmanifold_edges == 0 else None
+        n_holes = len(loops) if loops else 0
         if loops:
             cv, cf = _cap_holes(v0, f, loops)
             capped = surface_report(cf, len(cv))
@@ -150,7 +151,7 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
                     method = "capped_holes"
                     work_v, work_f = cv, cf
                     warnings.append(
-                        f"open surface: {len(loops)} hole(s) closed by fans to their centroids "
+                        f"open surface: {n_holes} hole(s) closed by fans to their centroids "
                         "before integrating (mass properties of the capped solid)")
         if method == "convex_hull":
             work_v, work_f = _convex_hull(v0)
@@ -170,7 +171,7 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float) -> 
         # the convex hull always is one
         if method == "capped_holes":
             warnings = [w for w in warnings if not w.startswith("open surface:")]
-            what = f"open surface: capping its {len(loops)} hole(s) by fans"
+            what = f"open surface: capping its {n_holes} hole(s) by fans"
         else:
             what = "the closed surface (it intersects itself)"
         warnings.append(

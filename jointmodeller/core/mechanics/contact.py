@@ -193,7 +193,7 @@ class _Springs:
     lateral: float  # lateral stiffness ratio (0 for the foundation: its force is along normal_G)
     offset_G: np.ndarray  # closest point − bed vertex (m, 3)
     area: np.ndarray
-    face: np.ndarray | None = None  # (m,) face of the other surface holding each closest point
+    face: np.ndarray  # (m,) face of the other surface holding each closest point
 
 
 class ContactPair:
@@ -259,7 +259,8 @@ class ContactPair:
         self.bed = bed
         self.search_distance = float(thickness if search_distance is None else search_distance)
         if surfaces is None:
-            surfaces = (ContactSurface.from_mesh(vertices_a_B, faces_a), ContactSurface.from_mesh(vertices_b_B, faces_b))
+            surfaces = (ContactSurface.from_mesh(vertices_a_B, faces_a),
+                        ContactSurface.from_mesh(vertices_b_B, faces_b))
         self.surface_a, self.surface_b = surfaces
         self.facing_cos = FACING_COS
         self.last_result: ContactResult | None = None
@@ -383,7 +384,7 @@ class ContactPair:
         bound = prox.search_bound(self.search_distance)
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
         moved = np.inf if lists is None else bed.max_displacement(R_ob, p_ob, lists[0], lists[1])
-        if moved > slack:
+        if lists is None or moved > slack:
             near_all, outside_all = prox.nearest_lists(P_o[cand], 2 * k, bound + slack)
             lists = (R_ob.copy(), p_ob.copy(), near_all, outside_all)
             moved = 0.0
@@ -589,3 +590,4 @@ class ContactPair:
         R_Gb, p_Gb = kin.R_GB[self.b], kin.p_G[self.b]
         return p_Gb + R_Gb @ p_ba, R_Gb @ R_ba, pred
 
+        assert pred.point_i_B is not None and pred.R_BA is not None and pred.p_BA is not None  # found: all set

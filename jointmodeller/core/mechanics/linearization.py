@@ -50,7 +50,8 @@ def _relative_map(arm_a: np.ndarray, arm_b: np.ndarray) -> np.ndarray:
     return D
 
 
-def tissue_tangents(kin: BodyKinematics, ts: TissueSet, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def tissue_tangents(kin: BodyKinematics, ts: TissueSet,
+                    rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Analytic K and C (6n, 6n) of straight tissues ``rows`` (default: all) at this state."""
     n = kin.n_bodies
     K = np.zeros((6 * n, 6 * n))
@@ -182,7 +183,7 @@ def finite_difference_stiffness(
     n = kin.n_bodies
     K = np.zeros((6 * n, 6 * n))
     cols = np.arange(6 * n) if dofs is None else np.asarray(dofs)
-    for col in cols:  # loop over DOFs (6 per body), not over elements
+    for col in map(int, cols):  # loop over DOFs (6 per body), not over elements
         h = (FD_STEP_LENGTH * length_scale) if (col % 6 < 3 and not velocity) else FD_STEP_ANGLE
         if velocity:
             h = FD_STEP_ANGLE * max(1.0, float(np.abs(kin.w_G).max()) + float(np.abs(kin.v_G).max()))

@@ -13,6 +13,7 @@ the numpy code otherwise (both are tested against each other); wrapped tissues g
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -160,8 +161,8 @@ def tissue_energy(kin: BodyKinematics, ts: TissueSet, provider: PathProvider | N
     e_ax = np.where(ts.tension_only & (x <= 0), 0.0, e_ax)
     if (ts.law == BLANKEVOORT).any():  # integrate the Blankevoort law numerically (rare, small)
         s = np.linspace(0.0, 1.0, 65)[None, :]
-        f = blankevoort_force((x[:, None] * s).ravel(), np.repeat(ts.rest_length, 65), np.repeat(ts.coeffs[:, 0, 0], 65),
-                              np.repeat(ts.transition_strain, 65)).reshape(-1, 65)
+        f = blankevoort_force((x[:, None] * s).ravel(), np.repeat(ts.rest_length, 65),
+                              np.repeat(ts.coeffs[:, 0, 0], 65), np.repeat(ts.transition_strain, 65)).reshape(-1, 65)
         e_bl = np.trapezoid(f, x[:, None] * s, axis=1)
         e_ax = np.where(ts.law == BLANKEVOORT, e_bl, e_ax)
     e_bu = polynomial_energy(loads.deflection_S, ts.coeffs).sum(axis=1)
@@ -249,7 +250,8 @@ def _kernel_py(p_G, R_GB, v_G, w_G, body_a, body_b, r_a_B, r_b_B, coeffs, dampin
             R_GS = np.empty((3, 3))
             for i in range(3):
                 for j in range(3):
-                    R_GS[i, j] = R_GB[ia, i, 0] * R_AS[e, 0, j] + R_GB[ia, i, 1] * R_AS[e, 1, j] + R_GB[ia, i, 2] * R_AS[e, 2, j]
+                    R_GS[i, j] = (R_GB[ia, i, 0] * R_AS[e, 0, j] + R_GB[ia, i, 1] * R_AS[e, 1, j]
+                                  + R_GB[ia, i, 2] * R_AS[e, 2, j])
             fS = np.empty(3)
             xn = 0.0
             fn = 0.0
@@ -309,7 +311,8 @@ class TissueForces:
     """Force element for a :class:`TissueSet` (implements ``ForceElement``).
 
     ``use_numba=None`` picks the numba kernel unless the ``core._jit`` switch is off
-    (JOINTMODELLER_NUMBA=0); ``False`` forces the numpy path. Wrapped tissues always use the numpy path and ``provider``.
+    (JOINTMODELLER_NUMBA=0); ``False`` forces the numpy path. Wrapped tissues always use the numpy path
+    and ``provider``.
     """
 
     def __init__(self, tissues: TissueSet, provider: PathProvider | None = None, use_numba: bool | None = None):
@@ -391,7 +394,7 @@ def _moving_dofs(n: int, ts: TissueSet, rows: np.ndarray) -> np.ndarray:
 
 def _subset(ts: TissueSet, idx: np.ndarray) -> TissueSet:
     """The rows ``idx`` of a tissue set."""
-    fields = {}
+    fields: dict[str, Any] = {}
     for key, val in ts.__dict__.items():
         fields[key] = [val[i] for i in idx] if key == "names" else val[idx]
     return TissueSet(**fields)

@@ -240,15 +240,8 @@ class TissueSet:
     rest_S: np.ndarray
     wrapped: np.ndarray
     names: list[str]
-    law: np.ndarray | None = None
-    transition_strain: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        m = int(np.asarray(self.body_a).shape[0])
-        if self.law is None:
-            self.law = np.zeros(m, np.int64)
-        if self.transition_strain is None:
-            self.transition_strain = np.full(m, 0.06)
+    law: np.ndarray
+    transition_strain: np.ndarray
 
     @property
     def count(self) -> int:
@@ -312,6 +305,7 @@ def make_tissue_set(
         rest_S=np.zeros((m, 3)) if rest_S is None else np.asarray(rest_S, float).reshape(m, 3),
         wrapped=np.zeros(m, bool) if wrapped is None else np.asarray(wrapped, bool).reshape(m),
         names=[f"tissue {i + 1}" for i in range(m)] if names is None else list(names),
-        law=None if law is None else np.asarray(law, np.int64).reshape(m),
-        transition_strain=None if transition_strain is None else np.asarray(transition_strain, float).reshape(m),
+        law=np.zeros(m, np.int64) if law is None else np.asarray(law, np.int64).reshape(m),
+        transition_strain=(np.full(m, 0.06) if transition_strain is None
+                           else np.asarray(transition_strain, float).reshape(m)),
     )

@@ -8,6 +8,8 @@ constraints), and a plain pin (the normalisation of seed 000 Table 2).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .constraints import CoordinateCoupler
@@ -70,7 +72,8 @@ KNEE_Y = (
     np.array([-2.0944, -1.22173, -0.523599, -0.349066, -0.174533, 0.159149, 2.0944]),
     np.array([-0.4226, -0.4082, -0.399, -0.3976, -0.3966, -0.395264, -0.396]),
 )
-TIBIA = dict(mass=3.7075, com_B=np.array([0.0, -0.1867, 0.0]), inertia_B=np.diag([0.0504, 0.0051, 0.0511]))
+TIBIA: dict[str, Any] = dict(mass=3.7075, com_B=np.array([0.0, -0.1867, 0.0]),
+                             inertia_B=np.diag([0.0504, 0.0051, 0.0511]))
 
 
 def knee_functions():
@@ -95,7 +98,7 @@ def knee_planar_coupled(forces=()) -> MultibodySystem:
 
 
 def knee_pin() -> MultibodySystem:
-    mob = MobilizerSpec("pin", -1, X_PF=transform(None, [0.0, -0.4, 0.0]))
+    mob = MobilizerSpec("pin", -1, X_PF=transform(None, np.array([0.0, -0.4, 0.0])))
     return MultibodySystem([BodySpec("tibia", mobilizer=mob, **TIBIA)])
 
 

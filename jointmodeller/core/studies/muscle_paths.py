@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from jointmodeller.core.geometry import wrap_analytic as wa
 from jointmodeller.core.multibody import functions as mbf
@@ -108,7 +109,8 @@ class MovingPoint:
     b: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def r_B(self, q: np.ndarray) -> np.ndarray:
-        return self.A @ np.array([float(f.calc(q[i] if i >= 0 else 0.0)[0]) for f, i in zip(self.fns, self.qidx)]) + self.b
+        local = np.array([float(f.calc(q[i] if i >= 0 else 0.0)[0]) for f, i in zip(self.fns, self.qidx)])
+        return self.A @ local + self.b
 
     def dr_B(self, q: np.ndarray) -> np.ndarray:
         """(3, 3): column a = ∂r_B/∂q[qidx[a]] of component a's function (zero for a constant)."""
@@ -166,7 +168,9 @@ def _moving_points(att: Attachment, qindex: dict[str, int], uindex: dict[str, in
             qi.append(qindex[c] if c else -1)
             ui.append(uindex.get(c, -1) if (c and uindex is not None) else -1)
         A, b = affine(k) if affine is not None else (np.eye(3), np.zeros(3))
-        out.append(MovingPoint(k, tuple(funcs), tuple(qi), tuple(ui), np.asarray(A, float), np.asarray(b, float)))
+        (f0, f1, f2), (q0, q1, q2), (u0, u1, u2) = funcs, qi, ui  # one function per component
+        out.append(MovingPoint(k, (f0, f1, f2), (q0, q1, q2), (u0, u1, u2), np.asarray(A, float),
+                               np.asarray(b, float)))
     return tuple(out)
 
 
@@ -242,7 +246,8 @@ def _to_G(kin, body: int, r: np.ndarray) -> np.ndarray:
     return kin.p_GB[body] + kin.R_GB[body] @ r
 
 
-def path_states(solved: pk.SolvedPaths, specs: Sequence[PathSpec], which: Sequence[int] | None = None) -> list[PathState]:
+def path_states(solved: pk.SolvedPaths, specs: Sequence[PathSpec],
+                which: Sequence[int] | None = None) -> list[PathState]:
     """The kernel's solved paths ``which`` (default all) as PathStates (one _Pt per point); specs:
     the PathSpec of each of them."""
     out = []
@@ -267,7 +272,10 @@ def calc_path(model: MultibodyModel | None, path: PathSpec, q: np.ndarray, kin=N
     points' first positions while using their latest surface lengths. Off (default), every pass
     uses the current wrap points; single-wrap paths are the same either way.
     """
-    kin = kin if kin is not None else model.system.kinematics(q)
+    if kin is None:
+        if model is None:
+            raise ValueError("calc_path needs the body poses (kin) or the model to compute them")
+        kin = model.system.kinematics(q)
     solved = pk.solve_paths(path.packed, kin.R_GB, kin.p_GB, q, opensim_stale_wrap_points)
     return path_states(solved, [path])[0]
 
@@ -363,7 +371,7 @@ class MusclePathResult:
     wrapped: np.ndarray
 
 
-def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
+def muscle_paths(project: Project, coordinate: str, values: ArrayLike,
                  attachments: Sequence[str] | None = None,
                  wrap_ranges: dict[str, Sequence[tuple[int, int]]] | None = None,
                  q_fixed: dict[str, float] | None = None, model: MultibodyModel | None = None,
@@ -382,8 +390,8 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
     base = model.q0.copy()
     for name, v in (q_fixed or {}).items():
         base[model.qindex[name]] = v
-    values = np.asarray(values, float)
-    L = np.zeros((len(values), len(specs)))
+    xs = np.asarray(values, float)
+    L = np.zeros((len(xs), len(specs)))
     R = np.zeros_like(L)
     RE = np.zeros_like(L)
     W = np.zeros(L.shape, bool)
@@ -394,7 +402,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
         return model.apply_couplers(q)
 
     packed = pk.pack_paths(specs)
-    for i, x in enumerate(values):
+    for i, x in enumerate(xs):
         q = q_at(x)
         L[i], ma, solved = paths_at_pose(model, packed, q, [coordinate], opensim_stale_wrap_points)
         R[i] = ma[:, 0]
@@ -403,7 +411,7 @@ def muscle_paths(project: Project, coordinate: str, values: Sequence[float],
                   for qq in (q_at(x + EXCURSION_STEP), q_at(x - EXCURSION_STEP))
                   for kk in (model.system.kinematics(qq),))
         RE[i] = -(lp - lm) / (2 * EXCURSION_STEP)
-    return MusclePathResult(coordinate, values, names, L, R, RE, W)
+    return MusclePathResult(coordinate, xs, names, L, R, RE, W)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -450,7 +458,7 @@ def mjm_path_specs(project: Project, tissue_names: Sequence[str], body_index: di
             s, e = ranges[k] if ranges is not None and k < len(ranges) else (-1, -1)
             ws.append(PathWrap(wname, i, R_BL[i] @ T[:3, :3], R_BL[i] @ (T[:3, 3] - com_L[i]), w.kind,
                                tuple(w.dimensions_m), w.quadrant, int(s), int(e)))
-        moving = ()
+        moving: tuple[MovingPoint, ...] = ()
         if a.moving_a or a.moving_b or any(v.moving for v in a.via_points):
             if coordinate_index is None:
                 raise ValueError("a path point moves with the joint coordinates, and the project has no joints")
@@ -571,15 +579,15 @@ class AnalyticPathProvider:
         xp = [x[inner]]
         xd = [(e - e[prev])[inner]]
         if self.link is not None:
-            rate = rate + self._moving_shares(kin, q, index, solved, xb, xt, xp, xd)
+            rate = rate + self._moving_shares(self.link, kin, q, index, solved, xb, xt, xp, xd)
         geo = TissueGeometry(solved.length.copy(), rate, pa, pb, da, db)
-        xb = np.concatenate(xb).astype(np.int64)
-        if not len(xb):
+        extra_body = np.concatenate(xb).astype(np.int64)
+        if not len(extra_body):
             return WrappedPath(index, geo)
-        return WrappedPath(index, geo, xb, np.concatenate(xt).astype(np.int64), np.concatenate(xp),
+        return WrappedPath(index, geo, extra_body, np.concatenate(xt).astype(np.int64), np.concatenate(xp),
                            np.concatenate(xd))
 
-    def _moving_shares(self, kin, q, index, solved, xb, xt, xp, xd) -> np.ndarray:
+    def _moving_shares(self, link: MovingPointLink, kin, q, index, solved, xb, xt, xp, xd) -> np.ndarray:
         """A moving point's own motion: its share g of −∂L/∂q_k as a force pair at the point on the
         joint's child and parent (f on the child, −f on the parent: only that joint's coordinates feel
         it, V f = g e_k), appended to the pushes; returns its part of each path's length rate."""
@@ -593,11 +601,11 @@ class AnalyticPathProvider:
                 continue
             st = path_states(solved, [spec], [j])[0]
             for kk, qi, g in _shares(packed, solved, share, g_rows, j):
-                if qi not in self.link.joint:
+                if qi not in link.joint:
                     continue
-                ct, pt, cm, pm, qs = self.link.joint[qi]
+                ct, pt, cm, pm, qs = link.joint[qi]
                 x = st.x_G[kk]
-                V = _joint_point_velocities(self.link, q, x, ct, pt, qs)
+                V = _joint_point_velocities(link, q, x, ct, pt, qs)
                 rhs = np.zeros(len(qs))
                 rhs[qs.index(qi)] = g
                 f = np.linalg.lstsq(V, rhs, rcond=None)[0]

@@ -85,7 +85,8 @@ def pack_paths(specs) -> PackedPaths:
     pt_off, wr_off, out_off = [0], [0], [0]
     body, r, cond, rng = [], [], [], []
     mv_on, mv_f, mv_q, mv_u, mv_A, mv_b = [], [], [], [], [], []
-    ftype, foff, chunks = [], [], []
+    ftype: list[int] = []
+    foff, chunks = [], []
     size = 0
     wb, wR, wp, wk, wd, wax, wsg, wrg = [], [], [], [], [], [], [], []
     for spec in specs:

@@ -116,7 +116,8 @@ class MeshObstacle:
                 self.boundary_vertex,
             )
             return (q, n, sd, face, S) if shape else (q, n, sd, face)
-        q, bary, face, d2 = _kernels.closest_candidates(p, cand, self.faces, self.vertices_B, closest_point_on_triangles)
+        q, bary, face, d2 = _kernels.closest_candidates(p, cand, self.faces, self.vertices_B,
+                                                        closest_point_on_triangles)
         tri = self.faces[face]
         n = np.einsum("mi,mij->mj", bary, self.vertex_normals_B[tri])
         n_len = np.linalg.norm(n, axis=1)

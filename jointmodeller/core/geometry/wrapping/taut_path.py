@@ -224,14 +224,15 @@ class TautPathSolver:
         self._contact_ob = self._contact_B = self._free_G = None
 
     def _warm_guess(self, pose: Pose, a_G: np.ndarray, b_G: np.ndarray):
-        ob_idx = self._contact_ob
+        ob_idx, contact_B, free_G = self._contact_ob, self._contact_B, self._free_G
+        assert ob_idx is not None and contact_B is not None and free_G is not None  # kept together by solve
         x = np.empty((len(ob_idx) + 2, 3))
         x[0], x[-1] = a_G, b_G
-        x[1:-1] = self._free_G
+        x[1:-1] = free_G
         for j, ob in enumerate(self.obstacles):
             sel = ob_idx == j
             if sel.any():
-                x[1:-1][sel] = pose.to_global(ob.body, self._contact_B[sel])
+                x[1:-1][sel] = pose.to_global(ob.body, contact_B[sel])
         return x, ob_idx >= 0
 
     def _iterate(
