@@ -1,11 +1,23 @@
 # The README's two commands: `make demo` (set up, run the demo) and `make test` (set up, pass the tests).
-.PHONY: demo test test-generic bench clean
+.PHONY: demo test test-fast lint typecheck test-generic bench clean
 
 demo:
 	scripts/demo.sh
 
 test:
 	scripts/test.sh
+
+# ruff and the import-linter contracts (scripts/lint.sh)
+lint:
+	scripts/setup.sh test && scripts/lint.sh
+
+# mypy on model, core, app and persistence (scripts/typecheck.sh)
+typecheck:
+	scripts/setup.sh test && scripts/typecheck.sh
+
+# The tests without the slow and the GUI ones (markers in pyproject.toml), no lint, no wheel check.
+test-fast:
+	scripts/setup.sh test && .venv/bin/python -m pytest -q -m "not slow and not gui"
 
 # The numerical tests with numba built for a generic CPU and numpy's/OpenBLAS's wider SIMD paths off.
 test-generic:
@@ -15,4 +27,4 @@ bench:
 	scripts/setup.sh && .venv/bin/jointmodeller bench --json
 
 clean:
-	rm -rf .venv build *.egg-info .pytest_cache test-artifacts
+	rm -rf .venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache test-artifacts
