@@ -5,8 +5,10 @@ experiments) beside the live 3D viewport, the study runner with a time slider, a
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,6 +63,13 @@ TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", 
                   ("forces", "Forces"), ("contacts", "Contacts"), ("mobilizers", "Mobilizers"),
                   ("experiments", "Experiments"))
 """Panels: the MJM sections, then the feature lists (mobilizers are the joints of the mass rows)."""
+
+WARM_UP_MODULES = ("jointmodeller.app.studies",)
+"""Imported in a background thread once the window is up (:func:`warm_up_imports`): what pressing
+Start imports in the GUI process (the studies, with the multibody core, numba and scipy: ~1 s),
+which would otherwise stall the event loop then. The first window never waits for them."""
+WARM_UP_DELAY_MS = 1500
+"""After the first show of the main window, when the warm-up imports begin."""
 
 
 def _set_tip(action: QAction, tip: str) -> None:
@@ -167,6 +176,26 @@ def freeze_heap() -> None:
     else:
         gc.collect(1)
     gc.freeze()
+
+
+def warm_up_imports(modules: tuple[str, ...] = WARM_UP_MODULES) -> threading.Thread | None:
+    """Import ``modules`` in a background thread (None when all are imported already). Python's
+    import lock makes a use meanwhile wait for the module instead of importing it twice; an import
+    that fails here is left to fail, with its message, where the module is used."""
+    missing = [m for m in modules if m not in sys.modules]
+    if not missing:
+        return None
+
+    def run() -> None:
+        for name in missing:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - reported where the module is used
+                pass
+
+    thread = threading.Thread(target=run, name="jointmodeller-warm-up")
+    thread.start()
+    return thread
 
 
 def demo_cache_dir() -> Path:
@@ -335,6 +364,10 @@ class MainWindow(QMainWindow):
         self._suppress_sync = False
         self._unsubscribe = lambda: None
         self._rebuild_pending = False
+        self._warm_up_started = False
+        self._warm_up_fired = False
+        self.warm_up_thread: threading.Thread | None = None
+        """Imports what pressing Start needs, begun WARM_UP_DELAY_MS after the window is first shown."""
 
         # widgets
         self.viewport = Viewport(self)
@@ -866,6 +899,20 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.Save:
             return self.save()
         return answer == QMessageBox.Discard
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._warm_up_started:
+            self._warm_up_started = True
+            QTimer.singleShot(WARM_UP_DELAY_MS, self, self._warm_up)  # cancelled if the window is deleted first
+
+    def _warm_up(self) -> None:
+        self.warm_up_thread = warm_up_imports()
+        self._warm_up_fired = True
+
+    def warm_up_finished(self) -> bool:
+        """Whether the warm-up imports (begun WARM_UP_DELAY_MS after the first show) are done."""
+        return self._warm_up_fired and (self.warm_up_thread is None or not self.warm_up_thread.is_alive())
 
     def closeEvent(self, event) -> None:
         if not self._maybe_save():
