@@ -583,6 +583,7 @@ class ContactPair:
         pred = self.predict(kin, motion, **kw)
         if not pred.found:
             return None
+        assert pred.point_i_B is not None and pred.R_BA is not None and pred.p_BA is not None  # found: all set
         speed = float(np.linalg.norm(motion.velocities(pred.point_i_B[None])[0]))
         R_f, t_f = motion.flow(pred.distance / speed)
         R_ba = R_f @ pred.R_BA
@@ -590,4 +591,3 @@ class ContactPair:
         R_Gb, p_Gb = kin.R_GB[self.b], kin.p_G[self.b]
         return p_Gb + R_Gb @ p_ba, R_Gb @ R_ba, pred
 
-        assert pred.point_i_B is not None and pred.R_BA is not None and pred.p_BA is not None  # found: all set
