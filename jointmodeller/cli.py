@@ -722,11 +722,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--t-end", type=float, default=1.0, help="dynamics: simulated seconds (default 1)")
     s.add_argument("--report-dt", type=float, default=0.01, help="dynamics: report interval in s")
     s.add_argument("--digits", type=int, default=6, help="accuracy α = 10^-digits (default 6)")
-    s.add_argument("--method", choices=("auto", "DOP853", "RK45", "Radau", "BDF", "LSODA"), default="auto",
-                   help="dynamics of free bodies: integrator; auto (default) takes BDF when the project "
-                        "has contact pairs (stiff cartilage springs; about 3.5x faster than DOP853 on the "
-                        "demo) and DOP853 otherwise. Projects with joints or constraints run on the "
-                        "multibody tree's own integrator (auto only)")
+    s.add_argument("--method", choices=("auto", "DOPRI5", "DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA"),
+                   default="auto",
+                   help="dynamics: integrator; auto (default) takes DOPRI5 with coordinate projection on a "
+                        "project with joints, constraints or coordinate rows, else BDF when the project has "
+                        "contact pairs (stiff cartilage springs; about 3.5x faster than DOP853 on the demo) and "
+                        "DOP853 otherwise. A project with constraints takes DOPRI5 only")
     s.add_argument("--max-wall-s", type=float, metavar="SECONDS",
                    help="limit on the run's computing time: dynamics (default 3600) and equilibrium (default "
                         "300); a run that reaches it is stored as failed with what it computed. Laxity: no limit "

@@ -81,11 +81,22 @@ def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsy
     assert run.status == "completed", run.message
     with pytest.raises(SystemExit):
         main(["run", str(path), "--study", "dynamics", "--method", "Euler"])
-    # a project with joints runs on the tree's own integrator: another one is refused, nothing stored
+    # a project with constraints takes DOPRI5, which projects onto them: another one is refused, nothing stored
     joints = tmp_path / "joints.jmdb"
-    save_project(joints, replace(full, attachments=(replace(full.attachments[0], wraps=False), full.attachments[1])))
+    with_joints = replace(full, attachments=(replace(full.attachments[0], wraps=False), full.attachments[1]))
+    assert with_joints.constraints
+    save_project(joints, with_joints)
     assert main(["run", str(joints), "--study", "dynamics", "--method", "BDF"]) == 2
-    assert "integrator BDF is not available for a project with joints" in capsys.readouterr().err
+    assert "integrator BDF cannot keep the project's constraints" in capsys.readouterr().err
+    with ProjectStore(joints) as store:
+        assert not store.list_runs()
+    # without constraints the tree takes any method of the one simulate
+    save_project(joints, replace(with_joints, constraints=()))
+    assert main(["run", str(joints), "--study", "dynamics", "--t-end", "0.05", "--report-dt", "0.01",
+                 "--digits", "4", "--method", "BDF"]) == 0
+    with ProjectStore(joints) as store:
+        run = store.load_run(store.list_runs()[-1].id)
+    assert run.status == "completed" and run.parameters["method"] == "BDF" and run.parameters["system"] == "tree"
 
 
 def test_import_keeps_the_modification_time_it_was_given(tmp_path):

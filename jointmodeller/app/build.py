@@ -14,10 +14,11 @@ import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
+from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem
 from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import AXIAL, BLANKEVOORT, BUSHING, POLYNOMIAL, make_tissue_set
 from jointmodeller.core.spatial_math import euler_to_matrix, matrix_to_quat, principal_axes
+from jointmodeller.core.state import State
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.specs import GROUND, Project
 
@@ -51,7 +52,8 @@ def _profile(force) -> tuple[np.ndarray, np.ndarray]:
 def _pad(rows: list[np.ndarray]) -> np.ndarray:
     """Pad 1-D arrays to a common length by repeating each one's last value."""
     width = max([len(r) for r in rows] + [1])
-    return np.array([np.r_[r, np.full(width - len(r), r[-1] if len(r) else 0.0)] for r in rows]).reshape(len(rows), width)
+    padded = [np.r_[r, np.full(width - len(r), r[-1] if len(r) else 0.0)] for r in rows]
+    return np.array(padded).reshape(len(rows), width)
 
 
 def build_mechanical_system(
@@ -64,8 +66,9 @@ def build_mechanical_system(
     marked ``wraps`` follow paths over the bone meshes (else straight lines). Tissues with via points
     or wrap objects always follow their path (OpenSim's rules, core.studies.muscle_paths), in every
     study. coordinate_index: the tree coordinates (name -> q index) when these force elements act on
-    a multibody tree, and q0 its coordinates at the initial pose; conditional via points need them. Raises ValidationError naming the row when a
-    reference cannot be resolved or a request cannot be honoured.
+    a multibody tree, and q0 its coordinates at the initial pose; conditional via points need them.
+    Raises ValidationError naming the row when a reference cannot be resolved or a request cannot be
+    honoured.
     """
     problems: list[Problem] = []
     masses = list(project.masses)
@@ -137,13 +140,16 @@ def build_mechanical_system(
         routed = bool(a.via_points or a.wrap_objects or a.moving_a or a.moving_b)
         if routed and model == BUSHING:
             problems.append(Problem("attachments", a.name, "spring",
-                                    f"spring type {s.name!r} is a bushing, which cannot follow via points or wrap objects"))
+                                    f"spring type {s.name!r} is a bushing, which cannot follow via points or "
+                                    "wrap objects"))
         if routed and a.wraps:
             problems.append(Problem("attachments", a.name, "wraps",
                                     "a path through via points or over wrap objects cannot also wrap over the bone "
                                     "meshes; clear 'wraps' or remove the via points and wrap objects"))
-        rows.append(dict(routed=routed and model == AXIAL, a=ia, b=ib, ra=ra, rb=rb, k=(kx, ky or (0.0,), kz or (0.0,)), c=(s.cx, s.cy, s.cz),
-                         only=bool(s.tension_only) and model == AXIAL, rest=rest, straight=float(np.linalg.norm(pb - pa)),
+        rows.append(dict(routed=routed and model == AXIAL, a=ia, b=ib, ra=ra, rb=rb,
+                         k=(kx, ky or (0.0,), kz or (0.0,)), c=(s.cx, s.cy, s.cz),
+                         only=bool(s.tension_only) and model == AXIAL, rest=rest,
+                         straight=float(np.linalg.norm(pb - pa)),
                          model=model, R_AS=R_AS, rest_S=rest_S,
                          mesh_wrapped=bool(a.wraps) and wrapping and model == AXIAL and not routed,
                          name=a.name, spring=s.name, law=law, eps_l=s.transition_strain))
@@ -184,7 +190,8 @@ def build_mechanical_system(
     if problems:
         raise ValidationError(problems)
     k = len(fb)
-    loads = PointLoads(np.asarray(fb, np.int64), np.asarray(fr, float).reshape(k, 3), np.asarray(ff, float).reshape(k, 3),
+    loads = PointLoads(np.asarray(fb, np.int64), np.asarray(fr, float).reshape(k, 3),
+                       np.asarray(ff, float).reshape(k, 3),
                        _pad(ft) if k else np.zeros((0, 1)), _pad(fs) if k else np.ones((0, 1)), fn)
 
     # ---- geometry-dependent parts: length scale, wrapping provider, contact
@@ -245,7 +252,8 @@ def build_mechanical_system(
             sa = (ma.cartilage or ma.mesh) if ma else None
             sb = (mb.cartilage or mb.mesh) if mb else None
             if sa is None or sb is None:
-                raise ValidationError(Problem("contacts", c.name, None, "both masses need a mesh or a cartilage surface"))
+                raise ValidationError(Problem("contacts", c.name, None,
+                                              "both masses need a mesh or a cartilage surface"))
             friction = None
             if c.friction_static or c.friction_dynamic or c.friction_viscous:
                 friction = StribeckFriction(c.friction_static, c.friction_dynamic, c.friction_viscous,
@@ -273,7 +281,7 @@ def build_mechanical_system(
     system = MechanicalSystem(bodies, tissues, loads, gravity_G=np.asarray(project.info.gravity_G, float),
                               extra_elements=extra, path_provider=provider, length_scale=length_scale,
                               use_numba=use_numba)
-    state = State.at_rest(system, p0, matrix_to_quat(R_GB))
+    state = system.make_state(p0, matrix_to_quat(R_GB))
     return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)
 
 

@@ -44,9 +44,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jointmodeller.app.build import build_mechanical_system
 from jointmodeller.app.executors import run_cases
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.app.build import build_mechanical_system
 from jointmodeller.core.spatial_math import matrix_to_quat, quat_to_matrix
 from jointmodeller.core.studies.calibration import CalibrationProgress, CalibrationResult, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, anatomical_frame
@@ -89,7 +89,7 @@ def _no_loads() -> PointLoads:
 def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True) -> BuiltJoint:
     """The project's free-body system for a laxity sweep (app.build; the project's own loads removed)."""
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
-    p0, q0 = built.state.get_positions()
+    p0, q0 = built.system.positions(built.state)
     system = replace(built.system, loads=_no_loads(), gravity_G=built.system.gravity_G if gravity else np.zeros(3))
     by_name = {a.name: a.spring for a in project.attachments}
     groups = [by_name.get(n, n) for n in system.tissues.names]
@@ -108,7 +108,8 @@ def find_experiment(project: Project, name: str | None = None) -> Experiment:
     for e in project.experiments:
         if e.name == name:
             return e
-    raise KeyError(f"no experiment named {name!r}; the project has: " + ", ".join(repr(e.name) for e in project.experiments))
+    raise KeyError(f"no experiment named {name!r}; the project has: "
+                   + ", ".join(repr(e.name) for e in project.experiments))
 
 
 MIN_LONG_AXIS_M = 1e-3
@@ -133,7 +134,8 @@ def joint_frames(project: Project, experiment: Experiment, joint: BuiltJoint,
     axes = dict(experiment.axes)
     unknown = set(axes) - set(AXIS_KEYS)
     if unknown:
-        raise ValueError(f"experiment {experiment.name!r}: unknown axes {sorted(unknown)}; known: {', '.join(AXIS_KEYS)}")
+        raise ValueError(f"experiment {experiment.name!r}: unknown axes {sorted(unknown)}; "
+                         f"known: {', '.join(AXIS_KEYS)}")
     R = quat_to_matrix(joint.q0_GB)
     p = joint.p0_G
     R_BL, com_L = sys_.bodies.R_BL, sys_.bodies.com_L
@@ -360,7 +362,8 @@ def _tone(experiment: Experiment, system):
     missing = [n for n, _ in experiment.tissue_tone if n not in names]
     if missing:
         raise ValueError(f"experiment {experiment.name!r}: tissue tone on {', '.join(map(repr, missing))}, which "
-                         "is not a tissue of the built model (an attachment wrapped over a bone mesh cannot carry tone)")
+                         "is not a tissue of the built model (an attachment wrapped over a bone mesh cannot carry "
+                         "tone)")
     tone = TissueTone()
     tone.bind(system.tissues, system.path_provider, [names.index(n) for n, _ in experiment.tissue_tone],
               [float(t) for _, t in experiment.tissue_tone])
@@ -440,7 +443,12 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     coordinate and its value)."""
     from jointmodeller.app.coordinates import set_coordinates
     from jointmodeller.app.mobilized import (
-        build_mobilized, equilibrium_solver, initial_state, mech_kinematics_at, pose_sample)
+        build_mobilized,
+        equilibrium_solver,
+        initial_state,
+        mech_kinematics_at,
+        pose_sample,
+    )
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
     from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
@@ -813,7 +821,8 @@ def experiment_dict(experiment: Experiment) -> dict:
             "measure": experiment.measure, "measured_points": len(experiment.measured), "sides": experiment.sides,
             "flexion_sign": experiment.flexion_sign,
             "load_point_L": None if experiment.load_point_L is None else list(experiment.load_point_L),
-            "preload_force_N": list(experiment.preload_force_N), "preload_moment_Nm": list(experiment.preload_moment_Nm),
+            "preload_force_N": list(experiment.preload_force_N),
+            "preload_moment_Nm": list(experiment.preload_moment_Nm),
             "tissue_tone_N": dict(experiment.tissue_tone)}
 
 
@@ -821,7 +830,8 @@ def tissue_parameters(project: Project) -> dict:
     """Spring type and attachment parameters for the summary (what the curves were computed with)."""
     return {"springs": {s.name: {"kx": list(s.kx), "tension_only": s.tension_only, "slack_length_m": s.slack_length_m}
                         for s in project.springs},
-            "attachments": {a.name: {"spring": a.spring, "initial_length_m": a.initial_length_m} for a in project.attachments}}
+            "attachments": {a.name: {"spring": a.spring, "initial_length_m": a.initial_length_m}
+                            for a in project.attachments}}
 
 
 def write_report(out_dir, project: Project, experiment: Experiment, run: RunRecord, *,
@@ -832,7 +842,6 @@ def write_report(out_dir, project: Project, experiment: Experiment, run: RunReco
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    unit = run.summary.get("unit", "")
     lunit = load_unit(experiment)
     files = []
     cols = {"load": run.series["load"], f"{experiment.measure}": run.series["measure"]}
@@ -851,8 +860,8 @@ def write_report(out_dir, project: Project, experiment: Experiment, run: RunReco
     extra_curves = {}
     if calibrated_run is not None:
         extra_curves["calibrated model"] = (calibrated_run.series["load"], calibrated_run.series["measure"])
-        files.append(report.write_curve_csv(out / "curve_calibrated.csv", {"load": calibrated_run.series["load"],
-                                                                          experiment.measure: calibrated_run.series["measure"]}))
+        calibrated_curve = {"load": calibrated_run.series["load"], experiment.measure: calibrated_run.series["measure"]}
+        files.append(report.write_curve_csv(out / "curve_calibrated.csv", calibrated_curve))
     images = [report.plot_curve(out / "curve.png", run.series["load"], run.series["measure"],
                                 xlabel=f"load [{lunit}]", ylabel=f"{experiment.measure.replace('_', ' ')}",
                                 title=f"{experiment.name}", measured=measured, extra_curves=extra_curves)]

@@ -244,7 +244,7 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
                          lambda batch: progress(fraction_done[0], batch), contacts=built.contacts, rate_hz=rate_hz)
         s.kept = streamed
         built_seen.append(built)
-        t0 = float(built.state.get_time())
+        t0 = float(built.state.t)
         s.start(t0)
 
         def stepped(t, y, interpolate):

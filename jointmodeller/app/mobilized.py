@@ -20,12 +20,12 @@ import numpy as np
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
 from jointmodeller.app.studies import PoseProgress, state_series
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.spatial_math import matrix_to_quat
 from jointmodeller.core.multibody import constraints as mbc
 from jointmodeller.core.multibody.functions import Constant, Function
-from jointmodeller.core.multibody.integrate import simulate
-from jointmodeller.core.multibody.state import State
+from jointmodeller.core.multibody.integrate import PROJECTED_METHOD, report_times, simulate
 from jointmodeller.core.multibody.system import MultibodySystem
+from jointmodeller.core.spatial_math import matrix_to_quat
+from jointmodeller.core.state import State
 from jointmodeller.core.studies.muscle_paths import MultibodyModel, backend_function, build_multibody
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
@@ -48,7 +48,7 @@ class MechanicsForcesOnTree:
         self.n_mech = system.n_bodies
         self.mech_of_tree = np.array([built.body_names.index(n) for n in tree_names], dtype=np.int64)
         self.R_BL = system.bodies.R_BL[self.mech_of_tree]
-        kin0 = built.state.get_kinematics()
+        kin0 = built.system.kinematics(built.state.y)
         self._p0, self._R0 = kin0.p_G.copy(), kin0.R_GB.copy()
 
     def mech_kinematics(self, kin: BodyKinematics) -> BodyKinematics:
@@ -163,7 +163,8 @@ def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = 
     for mass, name in locked_coordinates(project):
         k = model.qindex.get(name)
         if k is None:
-            problems.append(Problem("Masses", mass, "joint.locked", f"coordinate {name!r} is not a coordinate of the tree"))
+            problems.append(Problem("Masses", mass, "joint.locked",
+                                    f"coordinate {name!r} is not a coordinate of the tree"))
             continue
         constraints.append(mbc.PrescribedMotion(k, Constant(float(model.q0[k]))))
     bridge = MechanicsForcesOnTree(built, tree_names, extra_elements)
@@ -210,7 +211,8 @@ def _connections(project: Project, model: MultibodyModel) -> list[tuple[int, int
     wraps = {w.name: w.body for w in project.wrap_objects}
     out = []
     for a in project.attachments:
-        bodies = [a.body_a, *(v.body for v in a.via_points), *(wraps.get(w, a.body_a) for w in a.wrap_objects), a.body_b]
+        bodies = [a.body_a, *(v.body for v in a.via_points), *(wraps.get(w, a.body_a) for w in a.wrap_objects),
+                  a.body_b]
         ids = [idx.get(b, -1) for b in bodies]
         out += [(ids[0], j) for j in ids[1:]]
     out += [(idx.get(c.body_a, -1), idx.get(c.body_b, -1)) for c in project.contacts]
@@ -264,20 +266,28 @@ gives up as stalled (a laxity sweep then approaches the load in smaller steps)."
 
 def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment_tol: float,
                         max_regenerations: int = 40, iterations_per_set: int = 60, progress=None, cancel=None,
-                        max_wall_s: float | None = None, on_pose: Callable[[np.ndarray], None] | None = None):
+                        max_wall_s: float | None = None, on_pose: Callable[[np.ndarray], None] | None = None,
+                        contact_scale: float = 1.0):
     """Static equilibrium of a tree with contact pairs: MJM's procedure for statics (seed 004 §3.4)
     in tree coordinates, as the free-body solver does it — freeze each pair's contact set (with a band
     of vertices about to touch), solve Newton on that smooth problem until a frozen vertex has moved
     half the band, regenerate the sets at the new pose, and repeat until the true residual
     (regenerated contact) meets the tolerances. on_pose(q): the pose after each contact set.
+    contact_scale: solve with every contact pair's stiffness times this (copies of the pairs,
+    ``ContactPair.scaled``; the built system is not changed).
     Returns a TreeEquilibriumResult judged on the true residual."""
     from jointmodeller.core.studies.equilibrium import contact_band, frozen_set_motion
     from jointmodeller.core.studies.tree_equilibrium import (
-        TreeEquilibriumResult, residual_norms, solve_tree_equilibrium, unbalanced_forces)
+        TreeEquilibriumResult,
+        residual_norms,
+        solve_tree_equilibrium,
+        unbalanced_forces,
+    )
 
     system = mp.model.system
     L = mp.built.system.length_scale
-    elements = mp.bridge.elements
+    elements = [e.scaled(contact_scale) if contact_scale != 1.0 and hasattr(e, "scaled") else e
+                for e in mp.bridge.elements]
     contacts = [e for e in elements if hasattr(e, "frozen")]
     others = [e for e in elements if not hasattr(e, "frozen")]
     band, limit = contact_band(contacts)
@@ -287,10 +297,11 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     q = np.array(state.q, float)
     its = evals = 0
     prev_keys = None
-    ok = False
+    ok = stopped = False
     history = []
     for k in range(max_regenerations):
         if (cancel is not None and cancel()) or (max_wall_s is not None and time.perf_counter() - started > max_wall_s):
+            stopped = True
             break
         mk = mech_kinematics_at(mp, q)
         frozen = [c.frozen(mk, band) for c in contacts]
@@ -311,6 +322,9 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         if f <= force_tol and m <= moment_tol:
             ok = True
             break
+        if sub.stopped:
+            stopped = True
+            break
         keys = [c.frozen(mech_kinematics_at(mp, q)).key() for c in contacts]
         if sub.converged and keys == prev_keys:
             break  # the set holds but the true residual differs: nothing left to regenerate
@@ -324,10 +338,14 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     f, m = residual_norms(system, q, r)
     if ok:
         message = f"equilibrium found: residual {f:.3g} N, {m:.3g} N·m (contact sets regenerated {k + 1} times)"
+    elif stopped:
+        message = (f"stopped (time limit or by the user) after {k + 1} contact sets: residual {f:.3g} N, "
+                   f"{m:.3g} N·m")
     else:
         message = (f"no equilibrium within tolerance: residual {f:.3g} N, {m:.3g} N·m after {k + 1} contact "
                    "sets (the bones may not meet where contact is defined, or a coordinate is unconstrained)")
-    return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r)
+    return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), f, m, ok, its, evals, message, history, r,
+                                 stopped=stopped and not ok)
 
 
 def unbalanced_description(mp: MobilizedProject, q: np.ndarray, r: np.ndarray, count: int = 2) -> str:
@@ -390,38 +408,31 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
 
     def solve(state, force_tol: float, moment_tol: float):
         res = solve_on_tree(state, force_tol, moment_tol)
-        if not res.converged and not res.message.startswith("stopped") and res.residual is not None:
+        if res.status == "failed" and res.residual is not None:
             res.message += "; most unbalanced: " + unbalanced_description(mp, res.state.q, res.residual)
         return res
 
-    def on_contact(state, force_tol: float, moment_tol: float, budget_s: float | None):
+    def on_contact(state, force_tol: float, moment_tol: float, budget_s: float | None, scale: float = 1.0):
         return contact_equilibrium(mp, state, force_tol=force_tol, moment_tol=moment_tol,
                                    iterations_per_set=max_iterations, progress=progress, cancel=cancel,
-                                   max_wall_s=budget_s, on_pose=on_pose)
+                                   max_wall_s=budget_s, on_pose=on_pose, contact_scale=scale)
 
     def solve_on_tree(state, force_tol: float, moment_tol: float):
         if has_contact:
             started = time.perf_counter()
             res = on_contact(state, force_tol, moment_tol, max_wall_s)
-            if res.converged or res.message.startswith("stopped") or (cancel is not None and cancel()):
+            if res.status != "failed" or (cancel is not None and cancel()):
                 return res
             # continuation in contact stiffness: softer contact first, each solution the next start
-            pairs = [e for e in mp.bridge.elements if hasattr(e, "stiffness_scale")]
             st, last = state, None
-            try:
-                for scale in CONTACT_CONTINUATION:
-                    left = None if max_wall_s is None else max_wall_s - (time.perf_counter() - started)
-                    if left is not None and left <= 0:
-                        break
-                    for pair in pairs:
-                        pair.stiffness_scale = scale
-                    last = on_contact(st, force_tol, moment_tol, left)
-                    if not last.converged:
-                        break
-                    st = State(float(state.t), last.state.q, np.zeros(system.nu))
-            finally:
-                for pair in pairs:
-                    pair.stiffness_scale = 1.0
+            for scale in CONTACT_CONTINUATION:
+                left = None if max_wall_s is None else max_wall_s - (time.perf_counter() - started)
+                if left is not None and left <= 0:
+                    break
+                last = on_contact(st, force_tol, moment_tol, left, scale)
+                if not last.converged:
+                    break
+                st = State(float(state.t), last.state.q, np.zeros(system.nu))
             if last is not None and last.converged:  # converged at the last scale, 1
                 last.message += (" (after continuation in contact stiffness ×"
                                  + ", ×".join(f"{c:g}" for c in CONTACT_CONTINUATION) + ")")
@@ -441,7 +452,7 @@ def equilibrium_solver(mp: MobilizedProject, *, max_iterations: int = 100, progr
         res = newton(state, max_iterations)
         span = SETTLE_SPAN_S
         for _ in range(3 if settle else 0):  # far from equilibrium: damped dynamics, then Newton (spans ×4)
-            if res.converged or res.message.startswith("stopped"):
+            if res.status != "failed":
                 break
             if max_wall_s is not None and time.perf_counter() - started > max_wall_s:
                 break
@@ -475,7 +486,7 @@ def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarr
     system = mp.model.system
     mech = mp.built.system
     n = mech.n_bodies
-    y0 = mp.built.state.get_y()
+    y0 = mp.built.state.y
     out = np.empty((len(q), 13 * n))
     for k in range(len(q)):  # one pass per report sample, after the run
         bk = mp.bridge.mech_kinematics(system.body_kinematics(system.kinematics(q[k], u[k])))
@@ -495,6 +506,7 @@ def run_dynamics_mobilized(
     t_end: float = 1.0,
     report_dt: float = 0.01,
     digits: float = 6.0,
+    method: str = PROJECTED_METHOD,
     progress: Progress | None = None,
     cancel=None,
     contact: bool = True,
@@ -503,76 +515,41 @@ def run_dynamics_mobilized(
     max_steps: int | None = None,
     on_step: Callable | None = None,
 ) -> RunRecord:
-    """Simulate the project's tree; the run reports like ``app.studies.run_dynamics`` plus the
-    generalised coordinates ("q", "u") and the largest constraint error. max_wall_s, max_steps:
-    limits on computing time and integrator steps (checked within each report chunk too); a run that
-    hits one, or diverges, ends "failed" with the samples so far (as ``app.studies.run_dynamics``). on_step: as for
-    ``app.studies.run_dynamics`` (given the built force elements, returns a hook called with (t, y,
-    interpolate) in their state layout), here after every report sample, interpolating linearly
-    between samples."""
-    params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
-              "digits": float(digits), "contact": contact, "wrapping": wrapping, "max_wall_s": max_wall_s,
-              "max_steps": max_steps}
-    started = time.perf_counter()
-    from jointmodeller.app.studies import RunBudget
+    """Simulate the project's tree (``app.studies.run_dynamics`` sends projects with joints,
+    constraints or coordinate rows here); the run reports like it plus the generalised coordinates
+    ("q", "u") and the largest constraint error. Limits, divergence and the user's stop end the run
+    as there; on_step: as there (given the built force elements, returns a hook called with (t, y,
+    interpolate) in their state layout), after every accepted step."""
+    from jointmodeller.app.studies import RunBudget, dynamics_summary
 
+    params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
+              "digits": float(digits), "method": method, "contact": contact, "wrapping": wrapping,
+              "max_wall_s": max_wall_s, "max_steps": max_steps}
+    started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
-    progress = None if progress is None else budget.progress
     mp = build_mobilized(project, contact=contact, wrapping=wrapping)
     system = mp.model.system
     state = initial_state(mp, tol=min(1e-10, 10.0 ** -digits))
-    accuracy = 10.0 ** -digits
-    times = np.arange(0.0, t_end + 0.5 * report_dt, report_dt)
-    chunks = np.array_split(times[1:], max(1, min(50, len(times) - 1)))
-    qs, us, ts = [state.q.copy()], [state.u.copy()], [0.0]
-    status, message, steps, rhs, cmax = "completed", "", 0, 0, 0.0
     hook = None if on_step is None else on_step(mp.built)
-    y_prev = _mech_states(mp, state.q[None], state.u[None])[0] if hook is not None else None
-    for chunk in chunks:
-        if budget.stop_reason() is not None:
-            status, message = ("failed" if budget.limit_hit else "stopped"), budget.stopped_message(ts[-1], t_end)
-            break
-        traj = simulate(system, state, float(chunk[-1]), accuracy=accuracy, out_times=chunk,
-                        max_steps=(2 ** 62 if max_steps is None else max(int(max_steps) - steps, 0)),
-                        stop=budget.stop_reason)
-        keep = np.isfinite(traj.q).all(axis=1) & np.isfinite(traj.u).all(axis=1)
-        if traj.status != "completed" or not keep.all():
-            n = int(np.argmin(keep)) if not keep.all() else len(keep)
-            qs.extend(traj.q[:n])
-            us.extend(traj.u[:n])
-            ts.extend(traj.t[:n])
-            steps, rhs = steps + traj.n_steps, rhs + traj.n_rhs
-            if traj.status == "stopped":
-                status, message = ("failed" if budget.limit_hit else "stopped"), budget.stopped_message(ts[-1], t_end)
-            elif traj.status == "failed":
-                status, message = "failed", (traj.message if not traj.message.startswith("step limit") else
-                                             f"step limit of {max_steps} steps reached at t = {ts[-1]:.6g} s")
-            else:
-                status, message = "failed", f"the simulation diverged between t = {ts[-1]:.4g} s and {chunk[-1]:.4g} s"
-            break
-        qs.extend(traj.q)
-        us.extend(traj.u)
-        ts.extend(traj.t)
-        steps, rhs = steps + traj.n_steps, rhs + traj.n_rhs
-        cmax = max(cmax, traj.max_constraint_error)
-        state.t, state.q, state.u = float(traj.t[-1]), traj.q[-1].copy(), traj.u[-1].copy()
-        if hook is not None:  # the live view: each report sample as an accepted state
-            t_prev = ts[-len(traj.t) - 1]
-            for tk, yk in zip(traj.t, _mech_states(mp, traj.q, traj.u)):
-                def interpolate(tt, a=t_prev, b=float(tk), ya=y_prev, yb=yk):
-                    w = (np.atleast_1d(np.asarray(tt, float)) - a) / max(b - a, 1e-300)
-                    return ya[None] + w[:, None] * (yb - ya)[None]
-                budget.timed(hook, float(tk), yk, interpolate)
-                t_prev, y_prev = float(tk), yk
-        if progress is not None:
-            progress(float(chunk[-1]) / t_end if t_end > 0 else 1.0)
-    q, u, t = np.asarray(qs), np.asarray(us), np.asarray(ts)
-    series, labels = state_series(mp.built, t, _mech_states(mp, q, u), q)
-    series["q"], series["u"] = q, u
-    wall = time.perf_counter() - started
-    summary = {"steps": steps, "force_evaluations": rhs, "simulated_s": float(t[-1]), "wall_time_s": wall,
-               "max_constraint_error": cmax, "realtime_factor": float(t[-1]) / wall if wall > 0 else None}
-    return RunRecord(study="dynamics", parameters=params, status=status, message=message, series=series,
+    nq = system.nq
+
+    def live(t: float, y: np.ndarray, interpolate: Callable) -> None:
+        """The hook in the force elements' state layout: the live view draws their bodies."""
+        def interpolate_mech(ts):
+            ys = interpolate(ts)
+            return _mech_states(mp, ys[:, :nq], ys[:, nq:])
+        y_mech = _mech_states(mp, y[None, :nq], y[None, nq:])[0]
+        budget.timed(hook, t, y_mech, interpolate_mech)
+
+    traj = simulate(system, state, t_end, 10.0 ** -digits, report_times(state.t, t_end, report_dt), method=method,
+                    progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,
+                    on_step=None if hook is None else live)
+    budget.judge(traj, t_end)
+    series, labels = state_series(mp.built, traj.t, _mech_states(mp, traj.q, traj.u), traj.q)
+    series["q"], series["u"] = traj.q, traj.u
+    summary = dynamics_summary(traj, time.perf_counter() - started)
+    summary["max_constraint_error"] = traj.max_constraint_error
+    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message, series=series,
                      labels=labels, summary=summary)
 
 
@@ -598,8 +575,7 @@ def run_equilibrium_mobilized(
     equilibrium: the run fails at once with one line naming it, instead of iterating.
     """
     from jointmodeller.core.studies.equilibrium import default_load_time
-    from jointmodeller.core.studies.tree_equilibrium import (
-        FORCE_TOLERANCE_N, MOMENT_TOLERANCE_NM)
+    from jointmodeller.core.studies.tree_equilibrium import FORCE_TOLERANCE_N, MOMENT_TOLERANCE_NM
 
     started = time.perf_counter()
     mp = build_mobilized(project, contact=contact, wrapping=wrapping)
@@ -610,7 +586,8 @@ def run_equilibrium_mobilized(
     system = mp.model.system
     unsupported = unsupported_bodies(project, mp, state.q)
     if unsupported:
-        q, converged, message = state.q, False, "no static equilibrium: " + "; ".join(unsupported)
+        q, message = state.q, "no static equilibrium: " + "; ".join(unsupported)
+        status = "failed"
         summary = {"converged": False, "iterations": 0, "wall_time_s": time.perf_counter() - started}
     else:
         stop = None if cancel is None else (cancel if callable(cancel) else cancel.is_set)
@@ -626,7 +603,7 @@ def run_equilibrium_mobilized(
             moment_tol = force_tol * mp.built.system.length_scale
         res = solve(state, FORCE_TOLERANCE_N if force_tol is None else force_tol,
                     MOMENT_TOLERANCE_NM if moment_tol is None else moment_tol)
-        q, converged, message = res.state.q, res.converged, res.message
+        q, message, status = res.state.q, res.message, res.status
         summary = {"residual_force_N": res.residual_force_N, "residual_moment_Nm": res.residual_moment_Nm,
                    "converged": bool(res.converged), "iterations": int(res.iterations),
                    "force_evaluations": int(res.evaluations),
@@ -648,6 +625,5 @@ def run_equilibrium_mobilized(
     series["q"] = q
     names = {k: n for n, k in mp.model.qindex.items()}
     labels["q"] = [names.get(k, f"q{k}") for k in range(system.nq)]
-    status = "completed" if converged else ("stopped" if message.startswith("stopped") else "failed")
     return RunRecord(study="equilibrium", parameters=params, status=status, message=message, series=series,
                      labels=labels, summary=summary)

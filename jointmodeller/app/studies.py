@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
-from jointmodeller.core.spatial_math import matrix_to_euler, quat_to_matrix
 from jointmodeller.core.mechanics.system import MechanicalSystem
-from jointmodeller.core.studies.dynamics import METHODS, simulate
+from jointmodeller.core.multibody.integrate import METHODS, PROJECTED_METHOD, Trajectory, report_times, simulate
+from jointmodeller.core.spatial_math import matrix_to_euler, quat_to_matrix
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
@@ -73,6 +73,14 @@ class RunBudget:
             return "stopped by the user"
         return None
 
+    def judge(self, traj: Trajectory, t_end: float) -> None:
+        """A run that the budget stopped: "failed" with the limit's message when a limit was hit,
+        else "stopped" by the user (the integrator only knew that it was asked to stop)."""
+        if traj.status == "stopped":
+            traj.message = self.stopped_message(float(traj.t[-1]), t_end)
+            if self.limit_hit:
+                traj.status = "failed"
+
     def stopped_message(self, t: float, t_end: float) -> str:
         """The message of a run ended by a limit or the user at simulated time t."""
         if self.limit_hit:
@@ -86,14 +94,24 @@ AUTO_METHOD = "auto"
 
 
 def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
-    """The integrator for ``method``: itself when named; for "auto", BDF when the project has contact
-    pairs (cartilage springs are stiff: an explicit method's step is bounded by their fastest mode,
-    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap
-    steps for smooth tissue-only models)."""
+    """The integrator for ``method`` (core.multibody.integrate.METHODS): itself when named; for
+    "auto", DOPRI5 with coordinate projection on a project with joints, constraints or coordinate
+    rows (the tree), else BDF when the project has contact pairs (cartilage springs are stiff: an
+    explicit method's step is bounded by their fastest mode, 3–4× more wall time per simulated
+    second on the demo) and DOP853 otherwise (high order, cheap steps for smooth tissue-only
+    models). A project with constraints takes DOPRI5 only (nothing else projects onto them)."""
+    from jointmodeller.app.mobilized import needs_tree
+
     if method == AUTO_METHOD:
+        if needs_tree(project):
+            return PROJECTED_METHOD
         return "BDF" if project.contacts else "DOP853"
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose auto or one of {', '.join(METHODS)}")
+    if project.constraints and method != PROJECTED_METHOD:
+        raise ValidationError(Problem("Run", None, "method",
+                                      f"integrator {method} cannot keep the project's constraints: "
+                                      f"{PROJECTED_METHOD} projects onto them after every step; choose auto"))
     return method
 
 
@@ -156,7 +174,7 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
             kin.q = np.asarray(tree_q[j], float)
         loads = system.tissue_forces.evaluate(float(times[j]), kin)
         length[j], force[j], elong[j] = loads.length, loads.tension, loads.elongation
-        ke[j] = system.kinetic_energy(ys[j])
+        ke[j] = system.kinetic_energy(system.state_at(float(times[j]), ys[j]))
         for c, pair in enumerate(built.contacts):
             if hasattr(pair, "evaluate"):
                 contact_G[j, c] = pair.evaluate(float(times[j]), kin).total_force_G
@@ -179,8 +197,9 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
         "tissue_force_N": force,
         "kinetic_energy_J": ke,
     }
-    labels = {key: list(built.body_names) for key in
-              ("body_p_G", "body_q_GB", "body_R_GB", "mesh_R_GL", "mesh_origin_G", "body_euler_deg", "body_v_G", "body_w_G")}
+    body_keys = ("body_p_G", "body_q_GB", "body_R_GB", "mesh_R_GL", "mesh_origin_G", "body_euler_deg", "body_v_G",
+                 "body_w_G")
+    labels = {key: list(built.body_names) for key in body_keys}
     for key in ("tissue_length_m", "tissue_strain", "tissue_force_N"):
         labels[key] = list(built.tissue_names)
     if n_contacts:
@@ -226,37 +245,32 @@ def run_dynamics(
     max_steps: int | None = DEFAULT_DYNAMICS_MAX_STEPS,
     on_step: Callable[[BuiltMechanics], Callable[[float, np.ndarray, Callable], None]] | None = None,
 ) -> RunRecord:
-    """Simulate the project from its initial pose (at rest) to ``t_end`` [s].
+    """Simulate the project from its initial pose (at rest) to ``t_end`` [s] with the one
+    ``core.multibody.integrate.simulate``: on the tree when the project has joints, constraints or
+    coordinate rows (app.mobilized), else on its all-free-bodies fast path.
 
     max_wall_s, max_steps: limits (None: none) on the wall time spent computing (time waiting in
     ``progress`` or the live hook, as a paused GUI study does, is not counted) and on integrator
     steps; a run that hits one ends with status "failed", the message saying which, and every sample
     computed so far — as does a diverged run (state not finite, kinetic energy blow-up, step size
-    collapse: core.studies.dynamics / core.multibody.integrate). The user's cancel: "stopped".
-    on_step: given the built system, returns a hook called after every accepted integrator step
-    with (t, y, interpolate) (core.studies.dynamics.simulate); the GUI streams the simulated states
-    live through it, for explicit and implicit methods alike.
+    collapse). The user's cancel: "stopped".
+    on_step: given the built force elements, returns a hook called after every accepted integrator
+    step with (t, y, interpolate) in their state layout (y (13n,), interpolate(ts) -> (k, 13n));
+    the GUI streams the simulated states live through it, for every method.
 
-    digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`), DOP853, RK45, Radau, BDF
-    or LSODA; the run's parameters record the method used. A diverged run comes back with status
-    "failed", its message, and every sample up to the failure.
+    digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`) or one of
+    core.multibody.integrate.METHODS; the run's parameters record the method used.
     """
     from jointmodeller.app.mobilized import needs_tree, run_dynamics_mobilized
 
-    if needs_tree(project):  # joints, constraints or coordinates: the tree's own integrator
-        if method != AUTO_METHOD:
-            raise ValidationError(Problem("Run", None, "method",
-                                          f"integrator {method} is not available for a project with joints or "
-                                          "constraints: the tree's own error-controlled Runge–Kutta with "
-                                          "constraint projection runs it; choose auto"))
-        run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, progress=progress,
-                                     cancel=cancel, contact=contact, wrapping=wrapping, max_wall_s=max_wall_s,
-                                     max_steps=max_steps, on_step=on_step)
-        run.parameters["method"] = "DOPRI5 with coordinate projection"
-        run.parameters["method_requested"] = method
-        return run
     requested = method
     method = choose_method(project, method)
+    if needs_tree(project):
+        run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method,
+                                     progress=progress, cancel=cancel, contact=contact, wrapping=wrapping,
+                                     max_wall_s=max_wall_s, max_steps=max_steps, on_step=on_step)
+        run.parameters["method_requested"] = requested
+        return run
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
               "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping,
               "max_wall_s": max_wall_s, "max_steps": max_steps}
@@ -264,22 +278,23 @@ def run_dynamics(
     budget = RunBudget(max_wall_s, progress, cancel)
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
     hook = None if on_step is None else on_step(built)
-    traj = simulate(built.system, built.state, t_end, report_dt, digits=digits, method=method,
-                    progress=budget.progress, cancel=lambda: budget.stop_reason() is not None, max_steps=max_steps,
+    traj = simulate(built.system, built.state, t_end, 10.0 ** -digits, report_times(built.state.t, t_end, report_dt),
+                    method=method, progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,
                     on_step=None if hook is None else (lambda t, y, interpolate: budget.timed(hook, t, y, interpolate)))
-    if traj.status == "stopped":
-        traj.message = budget.stopped_message(float(traj.times[-1]), t_end)
-        if budget.limit_hit:
-            traj.status = "failed"
+    budget.judge(traj, t_end)
     wall = time.perf_counter() - started
-    series, labels = state_series(built, traj.times, traj.y)
-    simulated = float(traj.times[-1] - traj.times[0]) if len(traj.times) else 0.0
-    summary = {
+    series, labels = state_series(built, traj.t, traj.y)
+    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
+                     series=series, labels=labels, summary=dynamics_summary(traj, wall))
+
+
+def dynamics_summary(traj: Trajectory, wall_s: float) -> dict:
+    """Steps, force evaluations, simulated and wall time and the real-time factor of a run."""
+    simulated = float(traj.t[-1] - traj.t[0]) if len(traj.t) else 0.0
+    return {
         "steps": traj.n_steps,
         "force_evaluations": traj.n_rhs,
         "simulated_s": simulated,
-        "wall_time_s": wall,
-        "realtime_factor": simulated / wall if wall > 0 else None,
+        "wall_time_s": wall_s,
+        "realtime_factor": simulated / wall_s if wall_s > 0 else None,
     }
-    return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
-                     series=series, labels=labels, summary=summary)

@@ -20,7 +20,7 @@ from jointmodeller.bench.harness import Figure, time_call
 from jointmodeller.core.mechanics.examples import random_tissue_system, two_bone_ligaments
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.tissues import AXIAL, TissueSet
-from jointmodeller.core.studies.dynamics import simulate
+from jointmodeller.core.multibody.integrate import report_times, simulate
 
 BUDGET_S = 8.0  # wall-clock budget of each time-boxed simulation
 
@@ -61,7 +61,7 @@ def loop_forces(kin: BodyKinematics, ts: TissueSet, force_G: np.ndarray, torque_
 
 def _force_figures() -> list[Figure]:
     system, state = random_tissue_system(n_tissues=20)
-    kin = state.get_kinematics()
+    kin = system.kinematics(state.y)
     F = np.zeros((2, 3))
     T = np.zeros((2, 3))
     ts = system.tissues
@@ -75,7 +75,7 @@ def _force_figures() -> list[Figure]:
     t_numba = time_call(lambda: compiled.accumulate(0.0, kin, F, T), repeat=5, number=n)
     t_numpy = time_call(lambda: plain.accumulate(0.0, kin, F, T), repeat=3, number=200)
     t_loop = time_call(lambda: loop_forces(kin, ts, F, T), repeat=3, number=100)
-    y = state.get_y()
+    y = state.y
     t_rhs = time_call(lambda: system.derivative(0.0, y), repeat=5, number=500)
     return [
         Figure("force_evals_per_s", 1.0 / t_numba, "1/s", 1.0 / t_loop, "per-element Python loop",
@@ -90,11 +90,11 @@ def _force_figures() -> list[Figure]:
 def _realtime(system, state, t_end: float, report_dt: float, method: str = "DOP853") -> tuple[float, str]:
     start = time.perf_counter()
     deadline = start + BUDGET_S
-    traj = simulate(system, state, t_end, report_dt, digits=4, method=method,
-                    cancel=lambda: time.perf_counter() > deadline)
+    traj = simulate(system, state, t_end, 1e-4, report_times(state.t, t_end, report_dt), method=method,
+                    stop=lambda: time.perf_counter() > deadline)
     wall = time.perf_counter() - start
-    simulated = float(traj.times[-1] - traj.times[0])
-    return simulated / wall, (f"{method} {traj.status} at t={traj.times[-1]:.4g} s after {wall:.1f} s, "
+    simulated = float(traj.t[-1] - traj.t[0])
+    return simulated / wall, (f"{method} {traj.status} at t={traj.t[-1]:.4g} s after {wall:.1f} s, "
                               f"{traj.n_steps} steps")
 
 

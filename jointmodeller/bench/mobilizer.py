@@ -8,8 +8,9 @@ Table 2 (Simbody 1.5) reports 5.7x and 3.6x; OpenSim 4.6 measures about 2.2x and
 machine. The reference (plainly written) kernels' figures are in the notes. manifold_error_m:
 the mobilizer knee's largest departure from its spline manifold in that run, beside the
 constrained version's. aba_us_20body: one forward-dynamics evaluation of a 20-body chain beside
-Pinocchio's ABA (or, without pin, the explicit mass-matrix solve). knee_swing_vs_opensim: 1 s gravity swing from 90° flexion at accuracy
-1e-6, wall time divided by OpenSim's for the same model (opensim package installed).
+Pinocchio's ABA (or, without pin, the explicit mass-matrix solve). knee_swing_vs_opensim: 1 s
+gravity swing from 90° flexion at accuracy 1e-6, wall time divided by OpenSim's for the same model
+(opensim package installed).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from jointmodeller.core.multibody.examples import (
     random_chain,
 )
 from jointmodeller.core.multibody.functions import FunctionTable
-from jointmodeller.core.multibody.integrate import simulate_compiled
+from jointmodeller.core.multibody.integrate import simulate
 from jointmodeller.core.multibody.lean import coupled_udot_lean, forward_dynamics_lean
 from jointmodeller.core.multibody.packed import forward_dynamics_p
 
@@ -64,6 +65,7 @@ def _opensim_knee(osim):
 
     spl = lambda xy: f'<SimmSpline name="function"><x>{fmt(xy[0])}</x><y>{fmt(xy[1])}</y></SimmSpline>'  # noqa: E731
     zero = '<Constant name="function"><value>0</value></Constant>'
+    linear = '<LinearFunction name="function"><coefficients>1 0</coefficients></LinearFunction>'
     xml = f"""<?xml version="1.0" encoding="UTF-8" ?>
 <OpenSimDocument Version="40000"><Model name="knee"><gravity>0 -9.81 0</gravity><Ground name="ground"/>
 <BodySet name="bodyset"><objects><Body name="tibia"><mass>{TIBIA['mass']}</mass>
@@ -72,7 +74,7 @@ def _opensim_knee(osim):
 <socket_parent_frame>/ground</socket_parent_frame><socket_child_frame>/bodyset/tibia</socket_child_frame>
 <coordinates><Coordinate name="knee_angle"><default_value>{START!r}</default_value><range>-3.2 3.2</range>
 <clamped>false</clamped></Coordinate></coordinates><SpatialTransform>
-{axis('rotation1', '0 0 1', 'knee_angle', '<LinearFunction name="function"><coefficients>1 0</coefficients></LinearFunction>')}
+{axis('rotation1', '0 0 1', 'knee_angle', linear)}
 {axis('rotation2', '1 0 0', '', zero)}{axis('rotation3', '0 1 0', '', zero)}
 {axis('translation1', '1 0 0', 'knee_angle', spl(KNEE_X))}{axis('translation2', '0 1 0', 'knee_angle', spl(KNEE_Y))}
 {axis('translation3', '0 0 1', '', zero)}
@@ -165,8 +167,8 @@ def run() -> list[Figure]:
         s.u[:] = 0.0
     # warm up (compilation)
     custom.forward_dynamics(sc), planar.forward_dynamics(sp), pin_knee.forward_dynamics(spin)
-    simulate_compiled(custom, sc, 0.01, 1e-6)
-    simulate_compiled(planar, sp, 0.01, 1e-4)
+    simulate(custom, sc, 0.01, 1e-6, [0.01], compiled=True)
+    simulate(planar, sp, 0.01, 1e-4, [0.01], compiled=True)
 
     # --- acceleration: custom mobilizer vs planar + couplers (seed 000 Table 2) ---
     # timed inside a compiled loop, as Simbody's C++ timings are (no Python call overhead)
@@ -206,14 +208,14 @@ def run() -> list[Figure]:
 
     # --- simulation: 1 s leg swing over the full range, accuracy 1e-4 (as in seed 000) ---
     acc = 1e-4
-    tr_c = simulate_compiled(custom, sc, 1.0, accuracy=acc, out_times=np.linspace(0, 1, 101))
-    tr_p = simulate_compiled(planar, sp, 1.0, accuracy=acc, out_times=np.linspace(0, 1, 101))
-    run_c = simulate_compiled(custom, sc, 1.0, accuracy=acc)
-    run_p = simulate_compiled(planar, sp, 1.0, accuracy=acc)
-    t_sim_c = time_call(lambda: simulate_compiled(custom, sc, 1.0, accuracy=acc), repeat=41)
-    t_sim_p = time_call(lambda: simulate_compiled(planar, sp, 1.0, accuracy=acc), repeat=41)
-    t_sim_pin = time_call(lambda: simulate_compiled(pin_knee, spin, 1.0, accuracy=acc), repeat=41)
-    t_call = time_call(lambda: simulate_compiled(custom, sc, 1e-9, accuracy=acc), repeat=41)  # fixed cost
+    tr_c = simulate(custom, sc, 1.0, acc, np.linspace(0, 1, 101), compiled=True)
+    tr_p = simulate(planar, sp, 1.0, acc, np.linspace(0, 1, 101), compiled=True)
+    run_c = simulate(custom, sc, 1.0, acc, [1.0], compiled=True)
+    run_p = simulate(planar, sp, 1.0, acc, [1.0], compiled=True)
+    t_sim_c = time_call(lambda: simulate(custom, sc, 1.0, acc, [1.0], compiled=True), repeat=41)
+    t_sim_p = time_call(lambda: simulate(planar, sp, 1.0, acc, [1.0], compiled=True), repeat=41)
+    t_sim_pin = time_call(lambda: simulate(pin_knee, spin, 1.0, acc, [1.0], compiled=True), repeat=41)
+    t_call = time_call(lambda: simulate(custom, sc, 1e-9, acc, [1e-9], compiled=True), repeat=41)  # fixed cost
     figs.append(Figure(
         "knee_sim_speedup", t_sim_p / t_sim_c, "x", 3.6, "Simbody 1.5, seed 000 Table 2", False,
         note=(f"1 s swing from 90 deg, same compiled RK5(4) at accuracy {acc:g} on the lean kernels, couplers "
@@ -254,8 +256,8 @@ def run() -> list[Figure]:
                        note="lean numba ABA (core/multibody/lean.py) called from Python (includes dispatch)"))
 
     # --- 1 s gravity swing from 90° flexion at accuracy 1e-6 vs OpenSim ---
-    t_ours = time_call(lambda: simulate_compiled(custom, sc, 1.0, accuracy=1e-6), repeat=7)
-    ours_final = float(simulate_compiled(custom, sc, 1.0, accuracy=1e-6).q[-1, 0])
+    t_ours = time_call(lambda: simulate(custom, sc, 1.0, 1e-6, [1.0], compiled=True), repeat=7)
+    ours_final = float(simulate(custom, sc, 1.0, 1e-6, [1.0], compiled=True).q[-1, 0])
     try:
         t_osim, osim_final = _opensim_swing_seconds()
         figs.append(Figure(

@@ -137,7 +137,7 @@ def test_a_live_equilibrium_reports_its_intermediate_poses():
 
 def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stiffness(monkeypatch):
     """When the contact equilibrium fails at the material's stiffness, it is solved again at
-    ×0.1, ×0.3 and ×1 of it, each from the last one's pose; the contact pairs end at ×1."""
+    ×0.1, ×0.3 and ×1 of it, each from the last one's pose; the built contact pairs are never changed."""
     import jointmodeller.app.mobilized as mob
     from jointmodeller.app.demo import build_demo_project
     from jointmodeller.core.studies.tree_equilibrium import TreeEquilibriumResult
@@ -148,7 +148,8 @@ def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stif
     calls = []
 
     def fake(mp_, state, **kw):
-        scale = pairs[0].stiffness_scale
+        scale = kw["contact_scale"]
+        assert all(p.stiffness_scale == 1.0 for p in pairs)  # the scale is a parameter, not a mutation
         calls.append((scale, np.array(state.q)))
         ok = len(calls) > 1  # the first, at full stiffness, fails
         q = np.array(state.q) + 0.001 * len(calls)
@@ -178,5 +179,6 @@ def test_contact_stiffness_scale_scales_both_laws():
         pair = ContactPair(0, 1, sphere.vertices, sphere.faces, pv, pf, 0.002, method=method)
         kin = kinematics([[0.0, 0.0, 0.0195], [0.0, 0.0, 0.0]])
         full = pair.evaluate(0.0, kin).total_force_G
-        pair.stiffness_scale = 0.3
-        np.testing.assert_allclose(pair.evaluate(0.0, kin).total_force_G, 0.3 * full, rtol=1e-12)
+        soft = pair.scaled(0.3)
+        np.testing.assert_allclose(soft.evaluate(0.0, kin).total_force_G, 0.3 * full, rtol=1e-12)
+        np.testing.assert_allclose(pair.evaluate(0.0, kin).total_force_G, full, rtol=1e-12)  # the original holds

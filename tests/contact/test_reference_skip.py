@@ -17,7 +17,7 @@ def demo_pair():
 
     built = build.build_mechanical_system(demo.build_demo_project())
     pair = next(e for e in built.system.extra_elements if isinstance(e, ContactPair))
-    kin = built.state.get_kinematics()
+    kin = built.system.kinematics(built.state.y)
     p = kin.p_G.copy()
     p[pair.b] = p[pair.b] + 3e-4 * np.array([0.3, 0.5, 1.0]) / np.linalg.norm([0.3, 0.5, 1.0])  # into contact
     return pair, BodyKinematics(p, kin.R_GB.copy(), np.zeros_like(p), np.zeros_like(p))

@@ -89,7 +89,7 @@ def test_demo_contact_force_grows_as_the_ulna_is_pushed_deeper():
 
     built = build.build_mechanical_system(demo.build_demo_project())
     pair = next(e for e in built.system.extra_elements if isinstance(e, ContactPair))
-    kin0 = built.state.get_kinematics()
+    kin0 = built.system.kinematics(built.state.y)
     u = np.array([0.3, 0.5, 1.0]) / np.linalg.norm([0.3, 0.5, 1.0])  # proximal, a little anterolateral
     force = []
     for s in (0.4e-3, 0.8e-3, 1.2e-3, 1.6e-3, 2.0e-3):

@@ -38,7 +38,7 @@ def _streaming(small_project, rate_hz: float):
     streamer = StepStreamer(system, list(built.body_names), list(built.tissue_names), batches.append,
                             rate_hz=rate_hz, clock=clock)
     streamer.start(0.0)
-    solver = integrate.RK45(system.derivative, 0.0, built.state.get_y(), 0.05, rtol=1e-9, atol=1e-12)
+    solver = integrate.RK45(system.derivative, 0.0, built.state.y, 0.05, rtol=1e-9, atol=1e-12)
     return system, streamer, clock, batches, solver
 
 
@@ -189,7 +189,7 @@ def test_plots_are_drawn_off_the_gui_thread_and_cursor_redraws_coalesce(qtbot):
 def test_an_implicit_run_streams_its_accepted_states_and_dense_output(small_project):
     """BDF through simulate's on_step: every batch ends on an accepted state, the states between come
     from BDF's own dense output, times only increase, and the last state is where the run ended."""
-    from jointmodeller.core.studies.dynamics import simulate
+    from jointmodeller.core.multibody.integrate import report_times, simulate
 
     built = _built(small_project)
     system = built.system
@@ -206,7 +206,7 @@ def test_an_implicit_run_streams_its_accepted_states_and_dense_output(small_proj
         assert np.all(np.isfinite(interpolate(np.array([mid]))))
         streamer.stepped(t, y, interpolate)
 
-    traj = simulate(system, built.state, 0.02, 0.01, digits=6, method="BDF", on_step=on_step)
+    traj = simulate(system, built.state, 0.02, 1e-6, report_times(0.0, 0.02, 0.01), method="BDF", on_step=on_step)
     assert traj.status == "completed" and len(accepted) == traj.n_steps
     states = [st for b in batches for st in split_batch(b)]
     times = np.array([st["time"] for st in states])

@@ -23,7 +23,7 @@ def test_tone_on_wrapped_paths_acts_as_the_tissue_force_at_that_tension(shared_m
     project, _ = import_osim(path)
     built = build_mechanical_system(project)
     system, ts = built.system, built.system.tissues
-    p, q = (np.asarray(a, float) for a in built.state.get_positions())
+    p, q = (np.asarray(a, float) for a in system.positions(built.state))
     z = np.zeros_like(p)
     kin = BodyKinematics(p, quat_to_matrix(q), z, z.copy())
     rows = np.flatnonzero(ts.wrapped)

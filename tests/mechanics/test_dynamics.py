@@ -9,9 +9,17 @@ import pytest
 from scipy.special import ellipk
 
 from jointmodeller.core.mechanics.examples import free_body, mass_on_spring, two_bone_ligaments
+from jointmodeller.core.multibody.integrate import report_times, simulate
 from jointmodeller.core.spatial_math import quat_to_euler, quat_to_matrix
-from jointmodeller.core.studies.dynamics import simulate
+from jointmodeller.core.state import State
 from jointmodeller.model.errors import SimulationError
+
+
+def run(system, state, t_end: float, report_dt: float, digits: float = 6.0, method: str = "DOP853", **kwargs):
+    """The one simulate on the free-body system, sampled every report_dt from t = 0."""
+    start = state if isinstance(state, State) else system.state_at(0.0, state)
+    return simulate(system, start, t_end, 10.0 ** -digits, report_times(start.t, t_end, report_dt), method=method,
+                    **kwargs)
 
 
 def _zero_crossings(t: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -20,17 +28,19 @@ def _zero_crossings(t: np.ndarray, x: np.ndarray) -> np.ndarray:
     return t[i] - x[i] * (t[i + 1] - t[i]) / (x[i + 1] - x[i])
 
 
-@pytest.mark.parametrize("use_numba", [True, False])
-def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba):
+@pytest.mark.parametrize("use_numba, method", [(True, "DOP853"), (False, "DOP853"), (True, "DOPRI5")])
+def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba, method):
+    """The free-body path under scipy's DOP853 and under the tree's own projected DOPRI5 (one
+    simulate for both systems)."""
     m, k, c, x0, L0 = 2.0, 800.0, 4.0, 0.01, 0.1
     system, state = mass_on_spring(mass=m, coeffs=(k,), damping=c, rest_length=L0, x0=x0, use_numba=use_numba)
-    traj = simulate(system, state, 2.0, 1e-3, digits=9)
+    traj = run(system, state, 2.0, 1e-3, digits=9, method=method)
     assert traj.status == "completed"
     x = traj.y[:, 3] - L0  # the mass body's x coordinate
     w0 = np.sqrt(k / m)
     zeta = c / (2 * np.sqrt(k * m))
     wd = w0 * np.sqrt(1 - zeta**2)
-    t = traj.times
+    t = traj.t
     exact = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
     assert np.max(np.abs(x - exact)) < 1e-3 * x0
     # frequency from zero crossings, decay from successive peaks
@@ -49,10 +59,10 @@ def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba):
 def test_torque_free_tumbling_conserves_energy_and_momentum_through_gimbal_lock():
     # starts exactly at the ZYX gimbal-lock orientation (pitch 90°) and flips about the unstable axis
     system, state = free_body(inertia=(1.0, 2.0, 3.0), w_B=(0.05, 2.0, 0.05), euler_deg=(0, 90, 0))
-    traj = simulate(system, state, 10.0, 0.005, accuracy=1e-10)
+    traj = run(system, state, 10.0, 0.005, digits=10)
     assert traj.status == "completed"
-    E = np.array([system.kinetic_energy(y) for y in traj.y])
-    H = np.array([system.angular_momentum_G(y) for y in traj.y])
+    E = np.array([system.kinetic_energy(traj.state(k)) for k in range(len(traj.t))])
+    H = np.array([system.angular_momentum_G(traj.state(k)) for k in range(len(traj.t))])
     assert np.max(np.abs(E - E[0])) / E[0] < 1e-8
     assert np.max(np.linalg.norm(H - H[0], axis=1)) / np.linalg.norm(H[0]) < 1e-8
     w_y = traj.y[:, 11]
@@ -68,9 +78,9 @@ def test_torque_free_tumbling_conserves_energy_and_momentum_through_gimbal_lock(
 def test_duffing_period_matches_elliptic_integral():
     m, k1, k3, A, L0 = 1.0, 100.0, 4.0e6, 0.01, 0.1
     system, state = mass_on_spring(mass=m, coeffs=(k1, 0.0, k3), rest_length=L0, x0=A)
-    traj = simulate(system, state, 1.0, 2e-4, digits=10)
+    traj = run(system, state, 1.0, 2e-4, digits=10)
     x = traj.y[:, 3] - L0
-    zc = _zero_crossings(traj.times, x)
+    zc = _zero_crossings(traj.t, x)
     period = 2 * np.mean(np.diff(zc))
     w2 = k1 / m + k3 / m * A**2
     k2 = (k3 / m) * A**2 / (2 * w2)
@@ -87,11 +97,11 @@ def test_hanging_mass_on_tension_only_ligament_free_falls_while_slack():
 
     system = MechanicalSystem(system.bodies, system.tissues, system.loads, gravity_G=[9.81, 0, 0],
                               length_scale=0.1)  # "down" is +x, along the ligament
-    y = state.get_y()
+    y = state.y
     y[7 * 2 + 3] = -1.0  # v_x of the mass: moving towards the anchor, ligament slackens
-    traj = simulate(system, y, 0.1, 1e-3, digits=10)
+    traj = run(system, y, 0.1, 1e-3, digits=10)
     x = traj.y[:, 3] - 0.1
-    t = traj.times
+    t = traj.t
     slack = x < 0
     assert slack.sum() > 20
     free_fall = -1.0 * t + 0.5 * 9.81 * t**2
@@ -102,11 +112,11 @@ def test_hanging_mass_on_tension_only_ligament_free_falls_while_slack():
 def test_divergence_stops_with_message_and_keeps_trajectory():
     # a negative stiffness spring drives an exponential blow-up
     system, state = mass_on_spring(mass=1.0, coeffs=(-1.0e4,), rest_length=0.1, x0=1e-3)
-    traj = simulate(system, state, 5.0, 1e-3, digits=6)
+    traj = run(system, state, 5.0, 1e-3, digits=6)
     assert traj.status == "failed"
     assert "diverged" in traj.message
     assert isinstance(traj.error, SimulationError)
-    assert len(traj.times) > 10 and traj.times[-1] < 5.0
+    assert len(traj.t) > 10 and traj.t[-1] < 5.0
     assert np.all(np.isfinite(traj.y))
     with pytest.raises(SimulationError):
         traj.raise_if_failed()
@@ -122,20 +132,20 @@ def test_progress_and_cancel():
         if f > 0.3:
             stop.set()
 
-    traj = simulate(system, state, 1.0, 0.01, digits=5, progress=progress, cancel=stop)
+    traj = run(system, state, 1.0, 0.01, digits=5, progress=progress, stop=stop)
     assert traj.status == "stopped"
     assert 0.3 < seen[-1] < 1.0 and all(np.diff(seen) >= 0)
-    assert traj.times[-1] < 1.0 and len(traj.times) > 5
+    assert traj.t[-1] < 1.0 and len(traj.t) > 5
     # the state reached is kept: the last sample is where the integrator stopped, past the report grid
-    assert traj.times[-1] == pytest.approx(seen[-1] * 1.0, rel=1e-12)
-    assert np.all(np.diff(traj.times) > 0)
+    assert traj.t[-1] == pytest.approx(seen[-1] * 1.0, rel=1e-12)
+    assert np.all(np.diff(traj.t) > 0)
 
 
 @pytest.mark.parametrize("method", ["Radau", "LSODA", "RK45"])
 def test_other_methods_agree_with_dop853(method):
     system, state = mass_on_spring(damping=4.0)
-    ref = simulate(system, state, 0.5, 0.01, digits=10)
-    other = simulate(system, state, 0.5, 0.01, digits=8, method=method)
+    ref = run(system, state, 0.5, 0.01, digits=10)
+    other = run(system, state, 0.5, 0.01, digits=8, method=method)
     assert np.allclose(other.y[:, 3], ref.y[:, 3], atol=1e-7)
 
 
@@ -145,7 +155,7 @@ def test_compiled_and_numpy_paths_give_the_same_derivative():
     for seed in range(3):
         compiled, state = random_tissue_system(seed=seed, use_numba=True)
         plain, _ = random_tissue_system(seed=seed, use_numba=False)
-        y = state.get_y()
+        y = state.y
         a = compiled.derivative(0.0, y)
         b = plain.derivative(0.0, y)
         assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
@@ -169,14 +179,14 @@ def test_overflowing_trial_stages_never_reach_the_force_elements():
             return dy * 1e308 if np.abs(y[7 * 2:]).max() > 10.0 else dy
 
     system.derivative = strict
-    traj = simulate(system, state, 1.0, 0.01, digits=6)
+    traj = run(system, state, 1.0, 0.01, digits=6)
     assert traj.status == "failed" and traj.message
     assert not seen_bad
-    assert 0.0 < traj.times[-1] < 0.2  # got as far as the speed limit (a quarter period is 0.16 s)
+    assert 0.0 < traj.t[-1] < 0.2  # got as far as the speed limit (a quarter period is 0.16 s)
 
 
 
-@pytest.mark.parametrize("method", ["DOP853", "BDF"])
+@pytest.mark.parametrize("method", ["DOP853", "BDF", "DOPRI5"])
 def test_on_step_gives_each_accepted_state_and_a_dense_output_of_the_step(method):
     """A thrown body under gravity (no tissue acts on it): on_step sees every accepted step once, in
     order, with the end state the trajectory ends on, and its interpolant lies on the analytic
@@ -186,11 +196,11 @@ def test_on_step_gives_each_accepted_state_and_a_dense_output_of_the_step(method
     system, state = free_body(w_B=(0.0, 0.0, 0.0), euler_deg=(0, 0, 0))
     system = MechanicalSystem(system.bodies, system.tissues, system.loads, gravity_G=[0.0, 0.0, -9.81],
                               length_scale=0.1)
-    y0 = state.get_y()
+    y0 = state.y
     y0[7 + 0] = 0.7  # v_x
     y0[7 + 2] = 2.0  # v_z
     seen = []
-    tol = 1e-9 if method == "DOP853" else 1e-6  # BDF starts at first order
+    tol = 1e-6 if method == "BDF" else 1e-9  # BDF starts at first order
 
     def on_step(t, y, interpolate):
         t_prev = seen[-1][0] if seen else 0.0
@@ -201,6 +211,6 @@ def test_on_step_gives_each_accepted_state_and_a_dense_output_of_the_step(method
         assert mid[:, 2] == pytest.approx(2.0 * ts - 0.5 * 9.81 * ts**2, abs=tol)
         seen.append((t, y.copy()))
 
-    traj = simulate(system, y0, 0.3, 0.1, digits=8, method=method, on_step=on_step)
+    traj = run(system, y0, 0.3, 0.1, digits=8, method=method, on_step=on_step)
     assert len(seen) == traj.n_steps and all(b[0] > a[0] for a, b in zip(seen, seen[1:]))
     assert seen[-1][0] == pytest.approx(0.3) and np.array_equal(seen[-1][1][:3], traj.y[-1][:3])

@@ -11,7 +11,7 @@ import trimesh
 from jointmodeller.core.mechanics.contact import ContactPair
 from jointmodeller.core.mechanics.examples import two_bone_ligaments
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.mechanics.system import MechanicalSystem, State
+from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.studies.equilibrium import solve_equilibrium
 
 R_BALL, R_SOCKET = 0.010, 0.0105
@@ -31,20 +31,20 @@ def ball_in_socket(method: str = "mjm", load=(2.0, -1.5, 1.0)):
     """two_bone_ligaments with a ball (10 mm) on the free bone under a socket (10.5 mm) on the fixed
     one; the ligaments pull the ball 0.5 mm up into contact. Returns system, start state, pair."""
     base, state = two_bone_ligaments(prestrain=0.04, load_N=load, gravity=(0.0, 0.0, -9.81))
-    p_G = state.get_positions()[0]
+    p_G = base.positions(state)[0]
     ball = trimesh.creation.icosphere(4, R_BALL)
     sv, sf = _socket_mesh()
     pair = ContactPair(1, 0, ball.vertices + (C_G - p_G[1]), ball.faces, sv + (C_G - p_G[0]), sf,
                        thickness=0.002, method=method, design_load=150.0)
     system = MechanicalSystem(base.bodies, base.tissues, base.loads, base.gravity_G, [pair],
                               length_scale=base.length_scale)
-    y = state.get_y().copy()
+    y = state.y.copy()
     y[3:6] += [0.0003, -0.0002, -0.0002]  # start off-centre, still clear of the socket
-    return system, State(system, y), pair
+    return system, system.state_at(0.0, y), pair
 
 
 def _independent_residual(system, state):
-    kin = system.kinematics(state.get_y())
+    kin = system.kinematics(state.y)
     kin = BodyKinematics(kin.p_G, kin.R_GB, np.zeros_like(kin.v_G), np.zeros_like(kin.w_G))
     F = np.zeros((system.n_bodies, 3))
     T = np.zeros((system.n_bodies, 3))
@@ -59,7 +59,7 @@ def test_frozen_contact_set_gives_the_same_forces_as_the_regenerated_one(method)
     """At the pose it was frozen at and at nearby poses with the same set, the frozen pair is the pair."""
     system, state, pair = ball_in_socket(method)
     rng = np.random.default_rng(3)
-    y = state.get_y().copy()
+    y = state.y.copy()
     y[5] += 0.0011  # ball pressed 0.3–0.6 mm into the socket
     for _ in range(5):
         kin = system.kinematics(y)
@@ -82,15 +82,15 @@ def test_frozen_contact_set_gives_the_same_forces_as_the_regenerated_one(method)
 @pytest.mark.parametrize("method", ["mjm", "foundation"])
 def test_ball_settles_in_socket_to_tight_residual(method):
     system, state, pair = ball_in_socket(method)
-    assert pair.evaluate(0.0, state.get_kinematics()).n_points == 0  # starts clear of the socket
+    assert pair.evaluate(0.0, system.kinematics(state.y)).n_points == 0  # starts clear of the socket
     result = solve_equilibrium(system, state, force_tol=1e-8, moment_tol=1e-9, max_wall_s=60)
     assert result.converged, result.message
     f, m = _independent_residual(system, result.state)
     assert f <= 1e-8 and m <= 1e-9
-    res = pair.evaluate(0.0, result.state.get_kinematics())
+    res = pair.evaluate(0.0, system.kinematics(result.state.y))
     assert res.n_points > 0
     # the ligaments' pull is carried by the socket: contact force ≈ ligament force + loads + weight
-    tissues = result.state.get_tissue_loads()
+    tissues = system.tissue_loads(result.state)
     assert (tissues.tension > 0).sum() >= 2
     assert np.linalg.norm(res.total_force_G) > 30.0
     if method == "mjm":  # design load 150 N near the ligaments' pull: penetration near its limit

@@ -7,9 +7,9 @@ import pytest
 
 from jointmodeller.core.mechanics.examples import no_loads, random_tissue_system, two_bone_ligaments
 from jointmodeller.core.mechanics.linearization import finite_difference_stiffness
-from jointmodeller.core.spatial_math import euler_to_quat, matrix_to_quat, quat_to_matrix
-from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
+from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem
 from jointmodeller.core.mechanics.tissues import AXIAL, make_tissue_set
+from jointmodeller.core.spatial_math import euler_to_quat, matrix_to_quat, quat_to_matrix
 from jointmodeller.core.studies.equilibrium import solve_equilibrium
 from jointmodeller.core.studies.linear_model import (
     assemble_linear_model,
@@ -23,7 +23,7 @@ from jointmodeller.core.studies.linear_model import (
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_tissue_tangent_stiffness_matches_finite_differences(seed):
     system, state = random_tissue_system(seed=seed)
-    y = state.get_y()
+    y = state.y
     y[14:] = 0.0  # at rest
     kin = system.kinematics(y)
     el = system.tissue_forces
@@ -38,7 +38,7 @@ def test_tissue_tangent_stiffness_matches_finite_differences(seed):
 
 def test_point_load_tangent_matches_finite_differences():
     system, state = two_bone_ligaments(load_N=(3.0, -4.0, 5.0))
-    kin = state.get_kinematics()
+    kin = system.kinematics(state.y)
     K = system.loads.tangent_stiffness(0.0, kin)
     K_fd = finite_difference_stiffness([system.loads], 0.0, kin, 0.05)
     assert np.abs(K).max() > 0.5
@@ -57,7 +57,7 @@ def test_two_body_chain_eigenfrequencies_match_hand_derivation():
     bodies = Bodies.make([1.0, m1, m2], [[1, 1, 1], [1e-3, 2e-3, 3e-3], [2e-3, 1e-3, 1e-3]], fixed=[True, False, False])
     tissues = _axial([0, 1], [1, 2], np.zeros((2, 3)), np.zeros((2, 3)), [k1, k2], [0.1, 0.1])
     system = MechanicalSystem(bodies, tissues, no_loads())
-    state = State.at_rest(system, [[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]], np.tile([1.0, 0, 0, 0], (3, 1)))
+    state = system.make_state([[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]], np.tile([1.0, 0, 0, 0], (3, 1)))
     modes = natural_modes(assemble_linear_model(system, state))
     a = (k1 + k2) / m1 + k2 / m2
     disc = np.sqrt(a * a - 4 * k1 * k2 / (m1 * m2))
@@ -83,7 +83,7 @@ def test_rotational_mode_of_a_turned_body_matches_hand_derivation():
     bodies = Bodies.make([1.0, 1.0, m], [[1, 1, 1], [1, 1, 1], inertia], fixed=[True, True, False])
     tissues = _axial([0, 1], [2, 2], np.zeros((2, 3)), ends_B, [k, k], [0.1, 0.1])
     system = MechanicalSystem(bodies, tissues, no_loads())
-    state = State.at_rest(system, [anchors[0], anchors[1], p], np.vstack([[1, 0, 0, 0], [1, 0, 0, 0], q]))
+    state = system.make_state([anchors[0], anchors[1], p], np.vstack([[1, 0, 0, 0], [1, 0, 0, 0], q]))
     model = assemble_linear_model(system, state)
     modes = natural_modes(model)
     I_G = R_GB @ np.diag(inertia) @ R_GB.T
@@ -104,17 +104,17 @@ def test_linear_laxity_matches_nonlinear_equilibrium_for_small_loads():
     base = solve_equilibrium(base_system, base_state)
     assert base.converged
     loaded_system, _ = two_bone_ligaments(prestrain=0.0, load_N=load)
-    loaded = solve_equilibrium(loaded_system, State(loaded_system, base.state.get_y()))
+    loaded = solve_equilibrium(loaded_system, loaded_system.state_at(0.0, base.state.y))
     assert loaded.converged
-    p0, q0 = base.state.get_positions()
-    p1, q1 = loaded.state.get_positions()
+    p0, q0 = base_system.positions(base.state)
+    p1, q1 = loaded_system.positions(loaded.state)
     R0, R1 = quat_to_matrix(q0[1]), quat_to_matrix(q1[1])
     from scipy.spatial.transform import Rotation
 
     dtheta = Rotation.from_matrix(R1 @ R0.T).as_rotvec()
     nonlinear = np.concatenate([p1[1] - p0[1], dtheta])
     model = assemble_linear_model(base_system, base.state)
-    kin = base.state.get_kinematics()
+    kin = base_system.kinematics(base.state.y)
     point = kin.points_G(np.array([1]), np.array([[0.0, 0.0, -0.2]]))[0]
     wrench = load_at_point(load, np.zeros(3), point, kin.p_G[1])
     linear = predicted_laxity(model, 1, wrench)

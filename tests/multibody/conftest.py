@@ -1,6 +1,5 @@
 import warnings
 
-
 try:
     from numba.core.errors import NumbaPerformanceWarning
 

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from jointmodeller.core.multibody import constraints as C
+from jointmodeller.core.multibody import constraints as C  # noqa: N812
 from jointmodeller.core.multibody.examples import random_chain
 from jointmodeller.core.multibody.functions import Polynomial, Spline
 from jointmodeller.core.multibody.integrate import simulate
-from jointmodeller.core.multibody.state import State
 from jointmodeller.core.multibody.system import MultibodySystem
+from jointmodeller.core.state import State
 
 
 def _system(constraints, seed=3):
@@ -83,7 +83,8 @@ def test_multipliers_enforce_accelerations_and_redundancy_is_least_squares():
 
 
 def test_assembly_and_projection_reach_the_manifold():
-    system = _system([C.Ball(0, [0.1, 0.2, 0.0], 3, [0.0, -0.1, 0.1]), C.CoordinateCoupler(7, [0], Polynomial([0.0, 0.5]))])
+    system = _system([C.Ball(0, [0.1, 0.2, 0.0], 3, [0.0, -0.1, 0.1]),
+                      C.CoordinateCoupler(7, [0], Polynomial([0.0, 0.5]))])
     st = _state(system, 5)
     assert np.max(np.abs(C.position_error(system, st))) > 1e-2
     st2 = C.assemble(system, st, tol=1e-13)

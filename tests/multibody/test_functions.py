@@ -11,7 +11,15 @@ import pytest
 from scipy.interpolate import CubicSpline
 
 from jointmodeller.core.multibody.functions import (
-    Constant, Linear, Multiplier, PiecewiseLinear, Polynomial, Spline, eval_function, eval_spec, from_spec,
+    Constant,
+    Linear,
+    Multiplier,
+    PiecewiseLinear,
+    Polynomial,
+    Spline,
+    eval_function,
+    eval_spec,
+    from_spec,
 )
 from jointmodeller.model.specs import FunctionSpec
 
@@ -52,12 +60,12 @@ def test_plain_python_fallback_gives_the_compiled_results():
         assert not NUMBA_ENABLED
         from jointmodeller.core.multibody.examples import (
             random_chain, knee_custom, knee_planar_coupled, knee_planar_state)
-        from jointmodeller.core.multibody.integrate import simulate_compiled
+        from jointmodeller.core.multibody.integrate import simulate
         s = random_chain(5, seed=9, types=("pin", "custom", "ellipsoid", "ball_quaternion", "screw"))
         st = s.default_state(); st.q = s.normalize(st.q + 0.3); st.u[:] = 0.5
         k = knee_custom(); sk = k.default_state(); sk.q[:] = -1.0
-        tr = simulate_compiled(k, sk, 0.2, 1e-6)
-        p = knee_planar_coupled(); tp = simulate_compiled(p, knee_planar_state(p, -1.0), 0.2, 1e-6)
+        tr = simulate(k, sk, 0.2, 1e-6, [0.2], compiled=True)
+        p = knee_planar_coupled(); tp = simulate(p, knee_planar_state(p, -1.0), 0.2, 1e-6, [0.2], compiled=True)
         np.save(sys.stdout.buffer, np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(),
                                                    tr.q[-1], tp.q[-1]]))
         """
@@ -68,7 +76,7 @@ def test_plain_python_fallback_gives_the_compiled_results():
 
     fallback = np.load(io.BytesIO(out.stdout))
     from jointmodeller.core.multibody.examples import knee_custom
-    from jointmodeller.core.multibody.integrate import simulate_compiled
+    from jointmodeller.core.multibody.integrate import simulate
 
     s = random_chain(5, seed=9, types=("pin", "custom", "ellipsoid", "ball_quaternion", "screw"))
     st = s.default_state()
@@ -77,11 +85,11 @@ def test_plain_python_fallback_gives_the_compiled_results():
     k = knee_custom()
     sk = k.default_state()
     sk.q[:] = -1.0
-    tr = simulate_compiled(k, sk, 0.2, 1e-6)
+    tr = simulate(k, sk, 0.2, 1e-6, [0.2], compiled=True)
     from jointmodeller.core.multibody.examples import knee_planar_coupled, knee_planar_state
 
     p = knee_planar_coupled()
-    tp = simulate_compiled(p, knee_planar_state(p, -1.0), 0.2, 1e-6)
+    tp = simulate(p, knee_planar_state(p, -1.0), 0.2, 1e-6, [0.2], compiled=True)
     ref = np.concatenate([s.forward_dynamics(st), s.mass_matrix(st.q).ravel(), tr.q[-1], tp.q[-1]])
     np.testing.assert_allclose(fallback, ref, atol=1e-10)
 
@@ -99,8 +107,8 @@ def test_every_function_spec_kind_converts_once_and_evaluates_with_derivatives()
         FunctionSpec("polynomial", (1.0, -2.0, 0.5), (), ("a",)): (1 - 2 * xs + 0.5 * xs**2, -2 + xs, 1 + 0 * xs),
         FunctionSpec("spline", ky, kx, ("a",)): (cs(xs), cs(xs, 1), cs(xs, 2)),
         # straight between the points, the end slopes beyond them (OpenSim's PiecewiseLinearFunction)
-        FunctionSpec("piecewise_linear", ky, kx, ("a",)): (np.asarray(ky)[seg] + (xs - np.asarray(kx)[seg]) * slope[seg],
-                                                            slope[seg], 0 * xs),
+        FunctionSpec("piecewise_linear", ky, kx, ("a",)): (
+            np.asarray(ky)[seg] + (xs - np.asarray(kx)[seg]) * slope[seg], slope[seg], 0 * xs),
     }
     for spec, ref in cases.items():
         fn = from_spec(spec, ("a",))

@@ -1,9 +1,9 @@
 """The lean kernels (lean.py) against the reference kernels (packed/coupled) on random states.
 
-The lean path is what System.forward_dynamics and simulate_compiled run; the reference path is
-the plainly written ABA that test_dynamics checks against M·u̇ = f. Equality to 1e-12 (relative
-to the size of u̇) on random trees of every mobilizer type, reversed ones included, proves the
-two compute the same thing.
+The lean path is what System.forward_dynamics and the compiled DOPRI5 driver of integrate.simulate
+run; the reference path is the plainly written ABA that test_dynamics checks against M·u̇ = f.
+Equality to 1e-12 (relative to the size of u̇) on random trees of every mobilizer type, reversed
+ones included, proves the two compute the same thing.
 """
 
 import numpy as np
@@ -12,11 +12,18 @@ import pytest
 from jointmodeller.core.multibody.constraints import CoordinateCoupler
 from jointmodeller.core.multibody.coupled import coupled_udot_p, pack_couplers
 from jointmodeller.core.multibody.examples import (
-    knee_custom, knee_planar_coupled, knee_planar_state, random_chain, random_inertia, random_rotation,
+    knee_custom,
+    knee_planar_coupled,
+    knee_planar_state,
+    random_chain,
+    random_inertia,
+    random_rotation,
 )
 from jointmodeller.core.multibody.functions import Constant, Linear, Polynomial, Spline
 from jointmodeller.core.multibody.lean import (
-    coupled_udot_lean, forward_dynamics_lean, state_derivative_lean,
+    coupled_udot_lean,
+    forward_dynamics_lean,
+    state_derivative_lean,
 )
 from jointmodeller.core.multibody.packed import forward_dynamics_p, state_derivative_p
 from jointmodeller.core.multibody.spatial import transform

@@ -3,9 +3,13 @@
 import numpy as np
 
 from jointmodeller.core.multibody.examples import (
-    knee_custom, knee_functions, knee_planar_coupled, knee_planar_state, random_chain,
+    knee_custom,
+    knee_functions,
+    knee_planar_coupled,
+    knee_planar_state,
+    random_chain,
 )
-from jointmodeller.core.multibody.integrate import simulate, simulate_compiled
+from jointmodeller.core.multibody.integrate import simulate
 from jointmodeller.core.multibody.spatial import transform
 from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem
 
@@ -32,7 +36,7 @@ def test_screw_and_ellipsoid_bodies_stay_on_their_manifolds_for_10_s():
     st.q = np.array([0.3, 0.5, 0.2, -0.3, 0.4])
     st.u = np.array([1.0, -2.0, 0.5, 1.0, -0.7])
     times = np.linspace(0, 10, 201)
-    traj = simulate_compiled(system, st, 10.0, accuracy=1e-6, out_times=times)
+    traj = simulate(system, st, 10.0, accuracy=1e-6, out_times=times, compiled=True)
     worst_screw = worst_ell = 0.0
     for q in traj.q:
         R, p = _relative_pose(system, q, 1)
@@ -68,7 +72,7 @@ def test_knee_custom_mobilizer_equals_planar_with_couplers():
     times = np.linspace(0, 1, 21)
     sc = custom.default_state()
     sc.q[:] = -np.pi / 2
-    ref = simulate_compiled(custom, sc, 1.0, accuracy=1e-12, out_times=times)
+    ref = simulate(custom, sc, 1.0, accuracy=1e-12, out_times=times, compiled=True)
     e_ref = _global_error_bound(ref, 1e-12)
     fx, fy = knee_functions()
     m = 2  # constraint rows: the two couplers x = fx(angle), y = fy(angle)
@@ -76,7 +80,8 @@ def test_knee_custom_mobilizer_equals_planar_with_couplers():
         tc = simulate(custom, sc, 1.0, accuracy=acc, out_times=times)
         tp = simulate(planar, knee_planar_state(planar, -np.pi / 2), 1.0, accuracy=acc, out_times=times)
         # the compiled coupler path (numba multipliers + projection) gives the same run
-        tk = simulate_compiled(planar, knee_planar_state(planar, -np.pi / 2), 1.0, accuracy=acc, out_times=times)
+        tk = simulate(planar, knee_planar_state(planar, -np.pi / 2), 1.0, accuracy=acc, out_times=times,
+                      compiled=True)
         e_c = _global_error_bound(tc, acc)
         assert np.max(np.abs(tc.q[:, 0] - ref.q[:, 0])) < e_c + e_ref
         for tr in (tp, tk):
@@ -126,8 +131,8 @@ def test_reversed_ellipsoid_gives_the_same_motion():
     np.testing.assert_allclose(kr.p_GB[[1, 0]], kin.p_GB, atol=1e-14)
     np.testing.assert_allclose(kr.vo_G[[1, 0]], kin.vo_G, atol=1e-14)
     times = np.linspace(0, 1, 11)
-    tf = simulate_compiled(fwd, sf, 1.0, accuracy=1e-11, out_times=times)
-    tr = simulate_compiled(rev, sr, 1.0, accuracy=1e-11, out_times=times)
+    tf = simulate(fwd, sf, 1.0, accuracy=1e-11, out_times=times, compiled=True)
+    tr = simulate(rev, sr, 1.0, accuracy=1e-11, out_times=times, compiled=True)
     np.testing.assert_allclose(tr.q[:, 7:], tf.q[:, 7:], atol=1e-8)
     np.testing.assert_allclose(tr.u[:, 6:], tf.u[:, 6:], atol=1e-7)
     for qf, qr in zip(tf.q, tr.q):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from axis_moment_arms import moment_arm, moment_arm_force, rotate_body
 
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
-from jointmodeller.core.studies.moment_arms import moment_arm, moment_arm_force, rotate_body
 
 from wrap_helpers import RADIUS
 

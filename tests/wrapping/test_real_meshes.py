@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trimesh
+from axis_moment_arms import moment_arm
 from scipy.spatial.transform import Rotation
 
 from jointmodeller.core.geometry.wrapping.mjm_path import mjm_path
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, closest_over_obstacles
 from jointmodeller.core.geometry.wrapping.path import FREE
 from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
-from jointmodeller.core.studies.moment_arms import moment_arm
 
 from test_taut_path import brute_distance
 

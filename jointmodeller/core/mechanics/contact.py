@@ -24,6 +24,7 @@ the pair conserves momentum and angular momentum. The per-evaluation :class:`Con
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -247,8 +248,8 @@ class ContactPair:
         self.poisson = float(poisson)
         self._modulus_per_area = foundation_modulus(youngs_modulus, poisson, thickness)
         self.stiffness_scale = 1.0
-        """Multiplies both laws' stiffness (1: the material's): a quasi-static solver's continuation in
-        contact stiffness solves softer contact first and leaves it at 1."""
+        """Multiplies both laws' stiffness (1: the material's); set on a copy (:meth:`scaled`), never
+        on a built system's pair."""
         self.method = method
         self.rho = float(rho)
         self.lateral_ratio = float(lateral_ratio)
@@ -266,6 +267,16 @@ class ContactPair:
         self.last_result: ContactResult | None = None
         self._cache: dict = {}
         self._reference: dict = {}
+
+    def scaled(self, stiffness_scale: float) -> "ContactPair":
+        """This pair with both laws' stiffness times ``stiffness_scale``: a copy sharing the surfaces,
+        with caches of its own (a quasi-static solver's continuation in contact stiffness solves
+        softer contact first; the built system is not changed)."""
+        out = copy.copy(self)
+        out.stiffness_scale = self.stiffness_scale * float(stiffness_scale)
+        out.last_result = None
+        out._cache, out._reference = {}, {}
+        return out
 
     # ------------------------------------------------------------------ geometry
     @property

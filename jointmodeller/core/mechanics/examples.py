@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core.mechanics.loads import PointLoads
-from jointmodeller.core.spatial_math import euler_to_quat
-from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem, State
+from jointmodeller.core.mechanics.system import Bodies, MechanicalSystem
 from jointmodeller.core.mechanics.tissues import AXIAL, BUSHING, make_tissue_set, polynomial_force
+from jointmodeller.core.spatial_math import euler_to_quat
+from jointmodeller.core.state import State
 
 
 def no_loads() -> PointLoads:
@@ -29,7 +30,7 @@ def mass_on_spring(
                               tension_only=[False], rest_length=[rest_length], names=["spring"])
     system = MechanicalSystem(bodies, tissues, no_loads(), length_scale=rest_length, use_numba=use_numba)
     q = np.tile([1.0, 0, 0, 0], (2, 1))
-    state = State.at_rest(system, [[0, 0, 0], [rest_length + x0, 0, 0]], q)
+    state = system.make_state([[0, 0, 0], [rest_length + x0, 0, 0]], q)
     return system, state
 
 
@@ -39,7 +40,7 @@ def free_body(inertia=(1.0, 2.0, 3.0), w_B=(0.01, 1.0, 0.01), euler_deg=(0, 90, 
     system = MechanicalSystem(bodies, make_tissue_set([], [], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 1))),
                               no_loads(), length_scale=0.1)
     q = euler_to_quat(np.radians([euler_deg]), sequence)
-    state = State(system, system.pack([[0, 0, 0]], q, [[0.0, 0, 0]], [w_B]))
+    state = system.make_state([[0, 0, 0]], q, [[0.0, 0, 0]], [w_B])
     return system, state
 
 
@@ -102,7 +103,7 @@ def two_bone_ligaments(
                               names=names)
     loads = PointLoads.constant([1], [[0.0, 0.0, -0.2]], [load_N], names=["hand load"])
     system = MechanicalSystem(bodies, tissues, loads, gravity_G=gravity, length_scale=0.05, use_numba=use_numba)
-    state = State.at_rest(system, p_G, np.tile([1.0, 0, 0, 0], (2, 1)))
+    state = system.make_state(p_G, np.tile([1.0, 0, 0, 0], (2, 1)))
     return system, state
 
 
@@ -122,4 +123,4 @@ def random_tissue_system(n_tissues: int = 20, seed: int = 0, use_numba: bool | N
     q = rng.normal(size=(2, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     y = system.pack([[0, 0, 0], [0.02, 0.01, 0.1]], q, rng.normal(size=(2, 3)) * 0.1, rng.normal(size=(2, 3)))
-    return system, State(system, y)
+    return system, system.state_at(0.0, y)

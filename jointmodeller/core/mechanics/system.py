@@ -1,8 +1,11 @@
-"""The compiled MJM system (constant after build) and its State (Simbody's split, seed 003 §2).
+"""The MJM system: every bone a free body, non-matrix Newton–Euler (constant after build).
 
-Every body is a free 6-DOF rigid body on its principal axes at its centre of mass (frame B), or
-fixed in G. The state vector used by integrators is ``y = [p_G (n,3), q_GB (n,4), v_G (n,3),
-w_B (n,3)]`` flattened in that order (13 n numbers); fixed bodies keep zero rates.
+The fast path of the one engine: a tree whose bodies all ride free mobilizers, written as MJM does
+(seed 003 §2). It is evaluated at the same ``core.multibody.State(t, q, u)`` as the tree, with
+q = [p_G (n,3), q_GB (n,4)] and u = [v_G (n,3), w_B (n,3)] flattened, so the integrators' vector is
+``y = [q; u] = [p_G, q_GB, v_G, w_B]`` (13 n numbers). Every body is a free 6-DOF rigid body on its
+principal axes at its centre of mass (frame B), or fixed in G (zero rates). It offers the
+integrators' protocol (``core.multibody.integrate``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from jointmodeller.core.mechanics.loads import Gravity, PointLoads
 from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import PathProvider, TissueSet
 from jointmodeller.core.spatial_math import quat_multiply, quat_to_matrix, quat_to_matrix_into
+from jointmodeller.core.state import State
 
 
 def _body_kinematics_py(q, w_B, R, w_G):  # pragma: no cover - compiled by numba
@@ -142,6 +146,70 @@ class MechanicalSystem:
     def n_bodies(self) -> int:
         return self.bodies.count
 
+    # ---------------------------------------------------------------- the integrators' protocol
+    @property
+    def nq(self) -> int:
+        """Position coordinates: p_G (3) and q_GB (4) per body."""
+        return 7 * self.n_bodies
+
+    @property
+    def nu(self) -> int:
+        """Speeds: v_G (3) and w_B (3) per body."""
+        return 6 * self.n_bodies
+
+    constraints = ()
+    """No constraints: a free body has none (the tree carries joints and constraints)."""
+
+    needs_projection = False
+    """``derivative`` pulls |q_GB| back to 1 itself, so integrators need not project."""
+
+    def normalize(self, q: np.ndarray) -> np.ndarray:
+        """A copy of q = [p_G, q_GB] (7n,) with unit quaternions."""
+        q = np.array(q, float)
+        n = self.n_bodies
+        quat = q[3 * n:].reshape(n, 4)
+        quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+        return q
+
+    def error_scales(self) -> np.ndarray:
+        """Natural scale of each of y (13n,) for absolute tolerances: the model length for positions
+        and velocities, 1 for quaternions and angular velocities."""
+        n, L = self.n_bodies, self.length_scale
+        return np.concatenate([np.full(3 * n, L), np.ones(4 * n), np.full(3 * n, L), np.ones(3 * n)])
+
+    def reference_energy(self, state: State) -> float:
+        """An energy scale [J] to judge blow-up: kinetic + elastic + work of loads and weight over
+        one model length."""
+        kin = self.kinematics(state.y)
+        L = self.length_scale
+        loads = np.abs(self.loads.forces_at(state.t)).sum() if self.loads.count else 0.0
+        weight = float(np.sum(self.bodies.mass[~self.bodies.fixed]) * np.linalg.norm(self.gravity_G))
+        return (self.kinetic_energy(state) + abs(self.tissue_forces.energy(state.t, kin))
+                + (loads + weight) * L) or 1e-9
+
+    def make_state(self, p_G, q_GB, v_G=None, w_B=None, t: float = 0.0) -> State:
+        """The State of poses p_G (n,3), q_GB (n,4) (normalised) and rates (default at rest)."""
+        n = self.n_bodies
+        q_GB = np.asarray(q_GB, float).reshape(n, 4)
+        q_GB = q_GB / np.linalg.norm(q_GB, axis=1, keepdims=True)
+        v_G = np.zeros((n, 3)) if v_G is None else v_G
+        w_B = np.zeros((n, 3)) if w_B is None else w_B
+        return State(t, np.concatenate([np.ravel(p_G), np.ravel(q_GB)]),
+                     np.concatenate([np.ravel(v_G), np.ravel(w_B)]))
+
+    def state_at(self, t: float, y: np.ndarray) -> State:
+        """The State of an integrator vector y (13n,) at time t."""
+        return State(t, y[: self.nq], y[self.nq:])
+
+    def tissue_loads(self, state: State):
+        """Per-tissue lengths and tensions at a state (:class:`TissueLoads`)."""
+        return self.tissue_forces.evaluate(state.t, self.kinematics(state.y))
+
+    def positions(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of p_G (n,3) and q_GB (n,4) of a state."""
+        n = self.n_bodies
+        return state.q[: 3 * n].reshape(n, 3).copy(), state.q[3 * n:].reshape(n, 4).copy()
+
     def force_elements(self) -> list[ForceElement]:
         """Everything that pushes on the bodies, in evaluation order."""
         return [self.tissue_forces, self.loads, self.gravity, *self.extra_elements]
@@ -212,153 +280,29 @@ class MechanicalSystem:
         return out
 
     # ---------------------------------------------------------------- invariants
-    def kinetic_energy(self, y: np.ndarray) -> float:
+    def kinetic_energy(self, state: State) -> float:
         """½ Σ (m v² + w_B·I w_B) over free bodies [J]."""
-        _, _, v, w_B = self.split(y)
+        n = self.n_bodies
+        v, w_B = state.u[: 3 * n].reshape(n, 3), state.u[3 * n:].reshape(n, 3)
         free = ~self.bodies.fixed
         return float(0.5 * np.sum((self.bodies.mass[:, None] * v * v)[free])
                      + 0.5 * np.sum((self.bodies.inertia_B * w_B * w_B)[free]))
 
-    def potential_energy(self, t: float, y: np.ndarray) -> float:
+    def potential_energy(self, state: State) -> float:
         """Tissue elastic energy plus gravity [J] (external point loads excluded)."""
-        kin = self.kinematics(y)
+        kin = self.kinematics(state.y)
         free = ~self.bodies.fixed
         grav = float(-np.sum((self.bodies.mass * (kin.p_G @ self.gravity_G))[free]))
-        return self.tissue_forces.energy(t, kin) + grav
+        return self.tissue_forces.energy(state.t, kin) + grav
 
-    def angular_momentum_G(self, y: np.ndarray, about_G=np.zeros(3)) -> np.ndarray:
-        """Total angular momentum (3,) of the free bodies about a point in G [kg·m²/s]."""
+    def angular_momentum_G(self, state: State, about_G=None) -> np.ndarray:
+        """Total angular momentum (3,) of the free bodies about a point in G (default the origin)
+        [kg·m²/s]."""
+        about_G = np.zeros(3) if about_G is None else np.asarray(about_G, float)
+        y = state.y
         p, _, v, w_B = self.split(y)
         kin = self.kinematics(y)
         free = ~self.bodies.fixed
         spin_G = np.einsum("nij,nj->ni", kin.R_GB, self.bodies.inertia_B * w_B)
         orbit = np.cross(p - about_G, self.bodies.mass[:, None] * v)
         return (spin_G + orbit)[free].sum(axis=0)
-
-
-# ---------------------------------------------------------------- state with a staged cache
-
-class Stage:
-    """Realization stages, in order (seed 003 §2)."""
-
-    TIME, POSITION, VELOCITY, DYNAMICS, ACCELERATION = 0, 1, 2, 3, 4
-
-
-class State:
-    """t, q = (p_G, q_GB), u = (v_G, w_B) and a cache of derived values filled stage by stage.
-
-    Verbs as in Simbody: ``get_*`` reads (realising the needed stage lazily), ``set_*`` replaces and
-    invalidates the later stages, ``upd_*`` hands out a writable view and invalidates, ``realize``
-    fills the cache up to a stage. A copy is cheap: trial states can be made and thrown away.
-    """
-
-    def __init__(self, system: MechanicalSystem, y: np.ndarray, t: float = 0.0):
-        self.system = system
-        self._y = np.array(y, dtype=float)
-        self._t = float(t)
-        self._stage = Stage.TIME
-        self._cache: dict = {}
-
-    @classmethod
-    def at_rest(cls, system: MechanicalSystem, p_G, q_GB, t: float = 0.0) -> "State":
-        n = system.n_bodies
-        return cls(system, system.pack(p_G, q_GB, np.zeros((n, 3)), np.zeros((n, 3))), t)
-
-    def copy(self) -> "State":
-        s = State(self.system, self._y, self._t)
-        return s
-
-    # ---- time and variables
-    @property
-    def stage(self) -> int:
-        return self._stage
-
-    def get_time(self) -> float:
-        return self._t
-
-    def set_time(self, t: float) -> None:
-        self._t = float(t)
-        self._invalidate(Stage.DYNAMICS)  # loads depend on time
-
-    def get_y(self) -> np.ndarray:
-        return self._y.copy()
-
-    def set_y(self, y: np.ndarray) -> None:
-        self._y[:] = y
-        self._invalidate(Stage.POSITION)
-
-    def get_positions(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q, _, _ = self.system.split(self._y)
-        return p.copy(), q.copy()
-
-    def set_positions(self, p_G: np.ndarray, q_GB: np.ndarray) -> None:
-        p, q, _, _ = self.system.split(self._y)
-        p[:] = p_G
-        q[:] = np.asarray(q_GB) / np.linalg.norm(q_GB, axis=-1, keepdims=True)
-        self._invalidate(Stage.POSITION)
-
-    def get_velocities(self) -> tuple[np.ndarray, np.ndarray]:
-        _, _, v, w = self.system.split(self._y)
-        return v.copy(), w.copy()
-
-    def set_velocities(self, v_G: np.ndarray, w_B: np.ndarray) -> None:
-        _, _, v, w = self.system.split(self._y)
-        v[:] = v_G
-        w[:] = w_B
-        self._invalidate(Stage.VELOCITY)
-
-    def upd_y(self) -> np.ndarray:
-        """Writable state vector; everything derived is invalidated."""
-        self._invalidate(Stage.POSITION)
-        return self._y
-
-    # ---- cache
-    def _invalidate(self, stage: int) -> None:
-        if self._stage >= stage:
-            self._stage = stage - 1
-        for key in [k for k, s in self._cache.items() if s[0] >= stage]:
-            del self._cache[key]
-
-    def realize(self, stage: int) -> None:
-        """Fill the cache up to ``stage``."""
-        sys_ = self.system
-        if self._stage < Stage.POSITION <= stage:
-            p, q, _, _ = sys_.split(self._y)
-            self._cache["R_GB"] = (Stage.POSITION, quat_to_matrix(q))
-            self._stage = Stage.POSITION
-        if self._stage < Stage.VELOCITY <= stage:
-            p, _, v, w_B = sys_.split(self._y)
-            R = self._cache["R_GB"][1]
-            kin = BodyKinematics(p.copy(), R, v.copy(), np.einsum("nij,nj->ni", R, w_B))
-            self._cache["kin"] = (Stage.VELOCITY, kin)
-            self._stage = Stage.VELOCITY
-        if self._stage < Stage.DYNAMICS <= stage:
-            kin = self._cache["kin"][1]
-            self._cache["forces"] = (Stage.DYNAMICS, sys_.generalized_forces(self._t, kin))
-            self._cache["tissues"] = (Stage.DYNAMICS, sys_.tissue_forces.evaluate(self._t, kin))
-            self._stage = Stage.DYNAMICS
-        if self._stage < Stage.ACCELERATION <= stage:
-            self._cache["ydot"] = (Stage.ACCELERATION, sys_.derivative(self._t, self._y))
-            self._stage = Stage.ACCELERATION
-
-    def _get(self, key: str, stage: int):
-        if self._stage < stage:
-            self.realize(stage)
-        return self._cache[key][1]
-
-    def get_R_GB(self) -> np.ndarray:
-        return self._get("R_GB", Stage.POSITION)
-
-    def get_kinematics(self) -> BodyKinematics:
-        return self._get("kin", Stage.VELOCITY)
-
-    def get_forces(self) -> tuple[np.ndarray, np.ndarray]:
-        """Net force_G (n,3) and moment about each COM torque_G (n,3) of all elements."""
-        return self._get("forces", Stage.DYNAMICS)
-
-    def get_tissue_loads(self):
-        """Per-tissue lengths and tensions (:class:`TissueLoads`)."""
-        return self._get("tissues", Stage.DYNAMICS)
-
-    def get_state_derivative(self) -> np.ndarray:
-        return self._get("ydot", Stage.ACCELERATION)

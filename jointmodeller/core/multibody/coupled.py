@@ -6,8 +6,8 @@ comparison measures the formulation, not Python overhead. The coupler table is p
 cb (m, 16) int64 rows [dep_q, dep_u, n_ind, function, ind_q (6), ind_u (6)], its functions as a
 separate flat function table (cft, cfa, cfo, cfd).
 
-``coupled_udot`` is the plainly written reference; System.forward_dynamics and simulate_compiled
-run ``lean.coupled_into`` (same formula on the lean kernels; equal to 1e-12 in tests).
+``coupled_udot`` is the plainly written reference; System.forward_dynamics and the compiled DOPRI5
+driver of integrate.simulate run ``lean.coupled_into`` (same formula on the lean kernels; equal to 1e-12 in tests).
 """
 
 from __future__ import annotations

@@ -13,14 +13,14 @@ from typing import Sequence
 import numpy as np
 
 from jointmodeller.core.spatial_math import matrix_to_quat
+from jointmodeller.core.state import State
 from jointmodeller.core.tolerances import tol
 
 from . import mobilizers as mob
 from .functions import Function, FunctionTable
-from .spatial import spatial_inertia
-from .state import State
-from .lean import coupled_udot_lean, forward_dynamics_lean
+from .lean import coupled_udot_lean, forward_dynamics_lean, state_derivative_lean
 from .packed import aba_p, crba_p, kin_p, normalize_p, qdot_p, rnea_p
+from .spatial import spatial_inertia
 from .tree import Tree, pack_tree
 
 CUSTOM_KEYS = ("theta1", "theta2", "theta3", "p1", "p2", "p3")
@@ -254,9 +254,19 @@ class MultibodySystem:
         return N
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
+        """A copy of q with unit quaternions (ball and free mobilizers)."""
         q = np.array(q, float)
         normalize_p(self._ib, self._fb, q)
         return q
+
+    @property
+    def needs_projection(self) -> bool:
+        """Whether integrators must project after each step (quaternions, constraints)."""
+        return bool(self.constraints) or self.codes_have_quaternions
+
+    def error_scales(self) -> np.ndarray:
+        """Natural scale of each of [q; u] (nq + nu,) for absolute tolerances: 1 (rad, m, rad/s, m/s)."""
+        return np.ones(self.nq + self.nu)
 
     # ---- kinematics --------------------------------------------------------------------------
     def kinematics(self, q: np.ndarray, u: np.ndarray | None = None) -> Kinematics:
@@ -408,6 +418,19 @@ class MultibodySystem:
         pM_G = kin.p_GB + np.einsum("nij,nj->ni", kin.R_GB, self.tree.p_BM)
         n_M = n_G + np.cross(kin.p_GB - pM_G, f_G)
         return n_M, f_G
+
+    def derivative(self, t: float, y: np.ndarray, tau=None) -> np.ndarray:
+        """[q̇; u̇] of y = [q; u] (with constraint forces): what the integrators step."""
+        q, u = y[: self.nq], y[self.nq:]
+        if not self.constraints and not self.forces:  # one compiled call (lean kernel)
+            return state_derivative_lean(self._ib, self._fb, q, u, self._tau0 if tau is None else
+                                         np.asarray(tau, float), self._f0)
+        st = State(t, q, u)
+        return np.concatenate([self.qdot(st.q, st.u), self.forward_dynamics(st, tau)])
+
+    def reference_energy(self, state: State) -> float | None:
+        """No energy scale to judge blow-up by (the force elements are opaque here): None."""
+        return None
 
     def kinetic_energy(self, state: State) -> float:
         kin = self.kinematics(state.q, state.u)

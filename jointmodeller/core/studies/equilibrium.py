@@ -20,10 +20,17 @@ import numpy as np
 
 from jointmodeller.core.geometry.collision import relative_pose_B
 from jointmodeller.core.mechanics.forces import BodyKinematics
+from jointmodeller.core.mechanics.system import MechanicalSystem
+from jointmodeller.core.multibody.integrate import stop_reason
 from jointmodeller.core.spatial_math import quat_multiply, rotvec_to_quat
-from jointmodeller.core.mechanics.system import MechanicalSystem, State
-from jointmodeller.core.studies.dynamics import _is_cancelled, simulate
+from jointmodeller.core.state import State
 from jointmodeller.core.studies.linear_model import stiffness_and_damping
+
+
+def _is_cancelled(cancel) -> bool:
+    """Whether the caller's cancel (a callable or an Event) says stop."""
+    return stop_reason(cancel, 0.0) is not None
+
 
 FORCE_TOLERANCE_N = 1e-10
 MOMENT_TOLERANCE_NM = 1e-11
@@ -145,7 +152,7 @@ def solve_equilibrium(
     n = system.n_bodies
     t_load = default_load_time(system) if t is None else float(t)
     free = system.bodies.free
-    y = state.get_y()
+    y = state.y
     y[7 * n:] = 0.0
     L = system.length_scale
     dofs = np.concatenate([6 * i + np.arange(6) for i in free]) if free.size else np.zeros(0, int)
@@ -173,7 +180,7 @@ def solve_equilibrium(
             rhs = g.ravel()
             scale = np.maximum(np.abs(np.diag(K)), floor * 1e6)
             step = None
-            for attempt in range(8):  # Levenberg–Marquardt shift only when plain Newton fails
+            for _ in range(8):  # Levenberg–Marquardt shift only when plain Newton fails
                 try:
                     A = K + mu * np.diag(scale)
                     step = np.linalg.solve(A, rhs)
@@ -252,7 +259,7 @@ def solve_equilibrium(
 def _result(system, y_new, t_load, ok, its, method, timed_out, max_wall_s, user_cancel, progress, history):
     """The EquilibriumResult with the true residual of all force elements at y_new."""
     g = residual(system, t_load, y_new)
-    out = State(system, y_new, t_load)
+    out = system.state_at(t_load, y_new)
     fmax = float(np.abs(g[:, :3]).max()) if g.size else 0.0
     mmax = float(np.abs(g[:, 3:]).max()) if g.size else 0.0
     if ok:
@@ -341,7 +348,8 @@ def _solve_frozen_contacts(system, y, contacts, newton, t_load, done, cancel, ma
     return y, ok, its
 
 
-def _settle(system: MechanicalSystem, y: np.ndarray, t_load: float, span: float | None, cancel=None) -> tuple[np.ndarray, float]:
+def _settle(system: MechanicalSystem, y: np.ndarray, t_load: float, span: float | None,
+            cancel=None) -> tuple[np.ndarray, float]:
     """Damped dynamics by kinetic damping (dynamic relaxation): integrate the undamped motion and
     stop every body whenever the total kinetic energy passes a peak, so each mode loses its energy
     at its own pace, soft and stiff alike. Runs for ``span`` s (default: 5 periods of the softest
@@ -350,7 +358,6 @@ def _settle(system: MechanicalSystem, y: np.ndarray, t_load: float, span: float 
 
     n = system.n_bodies
     free = system.bodies.free
-    dofs = np.concatenate([6 * i + np.arange(6) for i in free])
     if span is None:
         floor = stiffness_floor(system).reshape(n, 6)
         m = system.bodies.mass
@@ -376,7 +383,7 @@ def _settle(system: MechanicalSystem, y: np.ndarray, t_load: float, span: float 
             if not np.all(np.isfinite(solver.y)):
                 break
             y = solver.y
-            ke = system.kinetic_energy(y)
+            ke = system.kinetic_energy(system.state_at(solver.t, y))
             if ke < ke_prev:  # past a kinetic-energy peak: stop all motion and restart from rest
                 y = y.copy()
                 y[7 * n:] = 0.0

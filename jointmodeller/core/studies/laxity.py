@@ -22,8 +22,8 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.multibody.state import State
 from jointmodeller.core.spatial_math import matrix_to_quat, matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
+from jointmodeller.core.state import State
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, jcs_coordinates
 
 LOAD_KINDS = ("varus_valgus", "anterior_posterior", "internal_external", "compression")
@@ -482,7 +482,8 @@ def _limit_step(dx: np.ndarray, max_rad: float) -> np.ndarray:
     return dx * (max_rad / big) if big > max_rad else dx
 
 
-def load_directions(protocol: LaxityProtocol, p_G: np.ndarray, R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_directions(protocol: LaxityProtocol, p_G: np.ndarray,
+                    R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unit force direction (3,), unit torque direction (3,) in G and point r_B (3,) on the moving
     body, from the JCS axes at the pose (p_G (n, 3), R_GB (n, 3, 3))."""
     pr = protocol

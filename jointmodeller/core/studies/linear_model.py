@@ -13,7 +13,8 @@ import scipy.linalg
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from jointmodeller.core.mechanics.linearization import finite_difference_stiffness
-from jointmodeller.core.mechanics.system import MechanicalSystem, State
+from jointmodeller.core.mechanics.system import MechanicalSystem
+from jointmodeller.core.state import State
 
 
 @dataclass
@@ -82,8 +83,8 @@ def stiffness_and_damping(
 
 def assemble_linear_model(system: MechanicalSystem, state: State, t: float | None = None) -> LinearModel:
     """K, C and M at ``state`` (its time unless t is given)."""
-    kin = state.get_kinematics()
-    K, C = stiffness_and_damping(system, kin, state.get_time() if t is None else t)
+    kin = system.kinematics(state.y)
+    K, C = stiffness_and_damping(system, kin, state.t if t is None else t)
     free = np.concatenate([body_dofs(i) for i in system.bodies.free]) if system.bodies.free.size else np.zeros(0, int)
     return LinearModel(K, C, mass_matrix(system, kin), free, list(system.bodies.names))
 

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.core.multibody.constraints import constraint_rows, project_positions
-from jointmodeller.core.multibody.state import State
+from jointmodeller.core.state import State
 
 FORCE_TOLERANCE_N = 1e-8
 MOMENT_TOLERANCE_NM = 1e-9
@@ -40,7 +40,8 @@ class TreeEquilibriumResult:
     state: the equilibrium (or last) state, speeds zero; residual_force_N / residual_moment_Nm:
     largest unbalanced generalized force over translational / rotational speeds; converged;
     iterations; evaluations (generalized-force evaluations); message; history (scaled residual norm
-    per accepted step); residual (nu,) the unbalanced generalized forces P Q at the result.
+    per accepted step); residual (nu,) the unbalanced generalized forces P Q at the result;
+    stopped: the caller's cancel or the time limit ended the solve (``status``).
     """
 
     state: State
@@ -52,6 +53,12 @@ class TreeEquilibriumResult:
     message: str
     history: list = field(default_factory=list)
     residual: np.ndarray | None = None
+    stopped: bool = False
+
+    @property
+    def status(self) -> str:
+        """"completed" (converged), "stopped" (by the caller or the time limit) or "failed"."""
+        return "completed" if self.converged else ("stopped" if self.stopped else "failed")
 
 
 def rotational_speeds(system, q: np.ndarray) -> np.ndarray:
@@ -130,11 +137,11 @@ def solve_tree_equilibrium(
     length_scale [m]: a typical model size (trust region and the scaling of moments against forces);
     t: the load time (prescribed coordinates take their value at t; default state.t). forces(t, q):
     the generalized forces to balance (default: the system's force elements and gravity,
-    :func:`generalized_forces_at_rest`) — e.g. with contact sets frozen. move_limit [m]: stop (not converged) once moved(q_start, q)
-    passes it, so a caller can regenerate what it froze. broyden: after a full Newton step, update
-    the Jacobian by Broyden's rank-one formula instead of measuring it again (d + 1 force
-    evaluations saved per step on a smooth problem); a step the update misleads is retried with a
-    fresh finite-difference Jacobian.
+    :func:`generalized_forces_at_rest`) — e.g. with contact sets frozen. move_limit [m]: stop (not
+    converged) once moved(q_start, q) passes it, so a caller can regenerate what it froze. broyden:
+    after a full Newton step, update the Jacobian by Broyden's rank-one formula instead of measuring
+    it again (d + 1 force evaluations saved per step on a smooth problem); a step the update misleads
+    is retried with a fresh finite-difference Jacobian.
     """
     started = time.perf_counter()
     t = float(state.t if t is None else t)
@@ -281,7 +288,7 @@ def solve_tree_equilibrium(
     if progress is not None:
         progress(1.0)
     return TreeEquilibriumResult(State(t, q, np.zeros(system.nu)), fmax, mmax, ok, it, evaluations[0], message,
-                                 history, r)
+                                 history, r, stopped=failure == "stopped")
 
 
 def unsupported_translations(system, q: np.ndarray, free_speed: np.ndarray,

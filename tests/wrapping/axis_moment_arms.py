@@ -1,4 +1,7 @@
-"""Moment arm of a tissue about a joint axis (seed 002): by tendon excursion and by the force method.
+"""Moment arm of a mesh-wrapped tissue about a fixed axis (seed 002), by tendon excursion and by the
+force method: the wrapping tests' check of a wrap path's load points and directions (the two agree
+only if they are right). The studies' moment arms are core.multibody.moment_arms (the
+generalized-force method on the tree).
 
 The joint of interest is a rotation of one body about an axis (point a, unit direction k) with the
 other bodies held. Definition (seed 002 eq. 1): r = τ/s, the effective torque per unit tension —

@@ -1,4 +1,9 @@
-"""State of a multibody system: time, coordinates q (nq,), speeds u (nu,)."""
+"""The one State of every system: time t [s], coordinates q (nq,), speeds u (nu,).
+
+The System (``core.multibody.MultibodySystem``, or its all-free-bodies fast path
+``core.mechanics.MechanicalSystem``) is constant once built and says what q and u mean; everything
+that varies during a run is here (Simbody's System / State split, seed 003 §2).
+"""
 
 from __future__ import annotations
 
@@ -24,5 +29,5 @@ class State:
 
     @property
     def y(self) -> np.ndarray:
-        """[q; u] stacked for integrators."""
+        """[q; u] stacked for integrators (a copy)."""
         return np.concatenate([self.q, self.u])
