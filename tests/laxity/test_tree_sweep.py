@@ -208,7 +208,7 @@ def test_each_load_starts_from_the_secant_of_the_last_two_solved_poses():
     """secant_start carries the nearest solved pose on along the secant to the next load (exact on a
     linear path), never further than the secant itself, and leaves the first step alone."""
     from jointmodeller.app.mobilized import build_mobilized, initial_state
-    from jointmodeller.core.multibody.state import State
+    from jointmodeller.core.state import State
     from jointmodeller.core.studies.laxity import secant_start
 
     mp = build_mobilized(knee_like(gs_custom_joint(), "anterior_posterior"))

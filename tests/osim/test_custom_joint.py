@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 
-from jointmodeller.core.multibody.state import State
+from jointmodeller.core.state import State
 from jointmodeller.core.studies.muscle_paths import build_multibody
 from jointmodeller.io.osim import load_osim
 from jointmodeller.io.osim_functions import fmm_spline

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointmodeller.core.state import State
 from jointmodeller.core.tolerances import tol
 
 from .packed import rnea_p
-from .state import State
 
 
 def coupling_matrix(system, state: State, speed_index: int) -> np.ndarray:
