@@ -17,6 +17,7 @@ from jointmodeller.app.picking import mass_pose
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
+# Both print "SHOWN <wall seconds since the parent's t0> <this process's CPU seconds>".
 STARTUP_BASELINE = """
 import sys, time
 t0 = float(sys.argv[1])
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 app = QApplication([])
 w = QMainWindow(); w.resize(1200, 800); w.show()
 app.processEvents()
-print("SHOWN", time.time() - t0, flush=True)
+print("SHOWN", time.time() - t0, time.process_time(), flush=True)
 """
 
 STARTUP_APP = """
@@ -39,7 +40,7 @@ w.open_demo()
 w.show()
 app.processEvents()
 w.viewport.plotter.render()
-print("SHOWN", time.time() - t0, flush=True)
+print("SHOWN", time.time() - t0, time.process_time(), flush=True)
 w.close()
 """
 
