@@ -212,8 +212,9 @@ def demo_project() -> Project:
 
 
 DYNAMICS_METHODS = (
-    ("Auto", "auto"), ("DOP853 (explicit)", "DOP853"), ("BDF (implicit)", "BDF"), ("Radau (implicit)", "Radau"),
-    ("RK45 (explicit)", "RK45"), ("LSODA (switching)", "LSODA"),
+    ("Auto", "auto"), ("DOPRI5 (explicit, projects onto constraints)", "DOPRI5"), ("DOP853 (explicit)", "DOP853"),
+    ("BDF (implicit)", "BDF"), ("Radau (implicit)", "Radau"), ("RK45 (explicit)", "RK45"),
+    ("LSODA (switching)", "LSODA"),
 )
 """Integrator choices of the run panel: (label, app.studies method name)."""
 
