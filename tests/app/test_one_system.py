@@ -283,13 +283,15 @@ def test_demo_equilibrium_on_the_tree_is_the_free_body_solvers():
     assert tree.summary["natural_frequencies_hz"][0] == pytest.approx(modes.frequency_hz[0], rel=0.02)
 
 
-def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_free_joints():
+@pytest.mark.parametrize("method", ["auto", "DOPRI5"])
+def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_free_joints(method):
     """A bone hung from two ligaments, released off its equilibrium: as a free mass (the MJM free-body
     path) and as a mass on an explicit ``free`` joint row (the tree, quaternion coordinates) it
     follows the same trajectory. Both integrators control the local error to α = 1e-12 (relative,
     with the same absolute floor); over ~50 steps of a smooth motion of ~5 cm amplitude the global
     errors stay below N·α·max|y| ≈ 50·1e-12·0.1 m = 5e-12 m (and 5e-11 in the unit-sized rotation
-    entries) each, so 1e-10 bounds their difference with room for error growth along the swing."""
+    entries) each, so 1e-10 bounds their difference with room for error growth along the swing. The
+    free-body path runs DOP853 ("auto") or the tree's own DOPRI5 with projection: one simulate."""
     import dataclasses
 
     free = dataclasses.replace(planar_project(), masses=(Mass(
@@ -297,8 +299,9 @@ def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_f
         position_G=(0.01, -0.01, 0.005), euler_deg=(5.0, -3.0, 10.0)),))
     on_joint = dataclasses.replace(free, masses=(dataclasses.replace(
         free.masses[0], joint=JointSpec(type="free", parent="ground")),))
-    a = run_dynamics(free, t_end=0.05, report_dt=0.01, digits=12)
+    a = run_dynamics(free, t_end=0.05, report_dt=0.01, digits=12, method=method)
     b = run_dynamics(on_joint, t_end=0.05, report_dt=0.01, digits=12)
+    assert a.parameters["method"] == ("DOP853" if method == "auto" else "DOPRI5")
     assert a.status == b.status == "completed", (a.message, b.message)
     assert b.parameters.get("system") == "tree"
     moved = np.abs(a.series["body_p_G"][-1] - a.series["body_p_G"][0]).max()
