@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("pytester",)  # tests that run a small test session of their own (tests/gui/test_leak_check.py)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JOINTMODELLER_SHARED", REPO.parent / "shared"))
 ARTIFACTS = REPO / "test-artifacts"

@@ -930,6 +930,8 @@ class MainWindow(QMainWindow):
         self._unsubscribe()
         self._unsubscribe = lambda: None
         self.doc.set_undo_sink(None)
+        if self.help_dialog is not None:  # a help, shortcuts or about text does not outlive its window
+            self.help_dialog.close()
         self.viewport.close()
         event.accept()
 

@@ -37,9 +37,20 @@ def small_project() -> Project:
                    attachments=(att,), forces=(load,))
 
 
+def leaked_windows() -> list:
+    """The top-level Qt windows still shown: once a test's own widgets are closed (qtbot's, the
+    ``window`` fixture's), none may be left."""
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        return []
+    return [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_windows(request):
-    """Close every top-level Qt window and pyvista plotter a test left open."""
+    """A test that leaves a window shown fails, naming it (pyvistaqt's check_gc is the model); the
+    window is closed first, so the next test starts clean. pyvista plotters are closed too."""
     yield
     if "qtbot" not in request.fixturenames and "qapp" not in request.fixturenames:
         return
@@ -48,10 +59,10 @@ def _no_leaked_windows(request):
     app = QApplication.instance()
     if app is None:
         return
-    for w in QApplication.topLevelWidgets():
-        close = getattr(w, "close", None)
-        if close is not None and w.isVisible():
-            close()
+    leaked = leaked_windows()
+    names = [f"{type(w).__name__} {w.windowTitle()!r}" for w in leaked]
+    for w in leaked:
+        w.close()
     app.processEvents()
     try:
         import pyvista
@@ -60,6 +71,9 @@ def _no_leaked_windows(request):
     except Exception:  # pragma: no cover - cleanup must not hide a test's own failure
         pass
     gc.collect()
+    if leaked:
+        pytest.fail(f"the test left {len(leaked)} window(s) open: {', '.join(names)} (close them, or give "
+                    "them to qtbot.addWidget)", pytrace=False)
 
 
 @pytest.fixture(scope="session")
