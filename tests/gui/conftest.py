@@ -4,7 +4,6 @@ outlives its test (after pyvistaqt's tests/conftest.py)."""
 from __future__ import annotations
 
 import gc
-import os
 
 import numpy as np
 import pytest
