@@ -112,11 +112,11 @@ class CoordinateTableModel(QAbstractTableModel):
         self.endResetModel()
 
     # ------------------------------------------------------------------ Qt model API
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
+    def rowCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
+    def columnCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
         if orientation != Qt.Horizontal:

@@ -35,19 +35,19 @@ from PySide6.QtWidgets import (
 )
 
 from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document, new_project
-from jointmodeller.app.registry import study_names
-from jointmodeller.model.errors import JointModellerError
-from jointmodeller.model.results import RunRecord
-from jointmodeller.model.specs import Attachment, Project
-from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
-from jointmodeller.render.scene import CAMERA_PRESETS, SceneFrame
-from jointmodeller.gui.coordinates import CoordinatesPanel
 from jointmodeller.app.live import split_batch, study_function
+from jointmodeller.app.registry import study_names
+from jointmodeller.gui.coordinates import CoordinatesPanel
 from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.gui.plots import PlotPanel
 from jointmodeller.gui.runner import ProcessStudyRunner, StudyRunner
 from jointmodeller.gui.tables import ProjectForm, SectionPanel
 from jointmodeller.gui.viewport import Viewport
+from jointmodeller.model.errors import JointModellerError
+from jointmodeller.model.results import RunRecord
+from jointmodeller.model.specs import Attachment, Project
+from jointmodeller.render.frames import RunFrames, frame_from_sample, frames_from_run
+from jointmodeller.render.scene import CAMERA_PRESETS, SceneFrame
 
 ORG, APP = "JointModeller", "JointModeller"
 AUTOSAVE_MS = 60_000
@@ -657,7 +657,8 @@ class MainWindow(QMainWindow):
         except PackageNotFoundError:
             v = "(development tree)"
         self._show_text("About JointModeller", f"<h3>JointModeller {v}</h3><p>Rigid-body joint models from bone "
-                                               "meshes: tissues, contact, equilibrium, dynamics and laxity studies.</p>")
+                                               "meshes: tissues, contact, equilibrium, dynamics and laxity "
+                                               "studies.</p>")
 
     def _toggle_pick_mode(self, mode: str, on: bool) -> None:
         """Turn one picking mode on (the others off) or off (back to selecting)."""

@@ -16,7 +16,6 @@ import collections
 import time
 from typing import Callable
 
-
 SPREAD = 2.0
 """What waits is spread over this many recent batch intervals from the last batch: a batch up to 100 %
 late still finds states to show."""

@@ -182,13 +182,14 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     scene = w.viewport.scene
     pl = w.viewport.plotter
     n_rebuild = 6
-    from jointmodeller.app.picking import mass_pose, to_global
     import pyvista as pv
+
+    from jointmodeller.app.picking import mass_pose, to_global
 
     for a in scene.mass_actors.values():
         a.SetVisibility(False)
     t1 = time.perf_counter()
-    for k in range(n_rebuild):
+    for _ in range(n_rebuild):
         for m in project.masses:
             faces = np.hstack([np.full((m.mesh.n_faces, 1), 3), m.mesh.faces]).ravel()
             poly = pv.PolyData(to_global(mass_pose(m), m.mesh.vertices_L), faces)

@@ -70,11 +70,11 @@ class SectionTableModel(QAbstractTableModel):
                                   [Qt.BackgroundRole, Qt.ToolTipRole, Qt.ForegroundRole])
 
     # ------------------------------------------------------------------ Qt model API
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.doc.rows(self.section))
+    def rowCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.doc.rows(self.section))
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.columns)
+    def columnCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
         if role == Qt.ToolTipRole and orientation == Qt.Horizontal:
@@ -142,7 +142,8 @@ class ChoiceDelegate(QStyledItemDelegate):
         col = self.model.columns[index.column()]
         if col.kind == "bool":
             return ("yes", "no")
-        return col.allowed(self.model.doc.project) if col.kind in ("choice", "mass", "mass_or_ground", "spring") else None
+        choice_kinds = ("choice", "mass", "mass_or_ground", "spring")
+        return col.allowed(self.model.doc.project) if col.kind in choice_kinds else None
 
     def createEditor(self, parent, option, index):
         items = self._items(index)
@@ -233,7 +234,7 @@ class SectionPanel(QWidget):
             return
         row = self.view.currentIndex().row()
         msgs = []
-        for (s, r, key), m in self.model._problems().items():
+        for (s, r, _key), m in self.model._problems().items():
             if s == self.section and r == row:
                 msgs += m
         self.message.setText("\n".join(msgs))

@@ -20,7 +20,13 @@ from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera, vt
 from vtkmodules.vtkRenderingCore import vtkCellPicker
 
 from jointmodeller.app.picking import (
-    drag_end, make_attachment, make_force, nearest_mass, project_poses, snap_to_mass, to_global,
+    drag_end,
+    make_attachment,
+    make_force,
+    nearest_mass,
+    project_poses,
+    snap_to_mass,
+    to_global,
 )
 from jointmodeller.gui.playback import Playback
 from jointmodeller.model.specs import Project

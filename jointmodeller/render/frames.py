@@ -21,7 +21,8 @@ from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 from jointmodeller.render.scene import SceneFrame
 
-BODY_LABEL_KEYS = ("mesh_R_GL", "mesh_origin_G", "body", "bodies", "body_p_G", "body_q_GB", "body_q_GL", "body_T_GL", "masses")
+BODY_LABEL_KEYS = ("mesh_R_GL", "mesh_origin_G", "body", "bodies", "body_p_G", "body_q_GB", "body_q_GL", "body_T_GL",
+                   "masses")
 TISSUE_LABEL_KEYS = ("tissue_force_N", "tissue", "tissues", "attachments")
 
 
@@ -118,8 +119,8 @@ def frames_from_run(project: Project, run: RunRecord) -> RunFrames | None:
 def _laxity_frames(project: Project, run: RunRecord) -> RunFrames:
     """Frames of a laxity sweep: the moving body's pose per load step (B = principal axes of its
     inertia, as app.build makes it), every other mass at its initial pose."""
-    from jointmodeller.core.spatial_math import principal_axes
     from jointmodeller.app.picking import mass_pose
+    from jointmodeller.core.spatial_math import principal_axes
 
     s = run.series
     p = np.asarray(s["moving_p_G"], float).reshape(-1, 3)
@@ -159,7 +160,8 @@ def frame_from_sample(project: Project, sample: object) -> SceneFrame | None:
         ragged = ("tissue_paths_G", "contact_points_G", "contact_pressure_Pa", "labels", "time", "R_BL")
         series = {k: np.asarray(v)[None] for k, v in sample.items()
                   if k not in ragged and isinstance(v, (np.ndarray, list, tuple))}
-        labels = {k: list(v) for k, v in sample.get("labels", {}).items()} if isinstance(sample.get("labels"), dict) else {}
+        given = sample.get("labels")
+        labels = {k: list(v) for k, v in given.items()} if isinstance(given, dict) else {}
         run = RunRecord(study="live", series=series, labels=labels,
                         parameters={"R_BL": sample["R_BL"]} if "R_BL" in sample else {})
         frames = frames_from_run(project, run)

@@ -414,7 +414,8 @@ def test_every_table_header_has_a_tooltip_with_meaning_and_unit(qtbot, window, s
             tip = m.headerData(c, Qt.Horizontal, Qt.ToolTipRole)
             assert tip and tip != label, (key, label)
     m = w.panels["contacts"].model
-    tips = {m.headerData(c, Qt.Horizontal): m.headerData(c, Qt.Horizontal, Qt.ToolTipRole) for c in range(m.columnCount())}
+    tips = {m.headerData(c, Qt.Horizontal): m.headerData(c, Qt.Horizontal, Qt.ToolTipRole)
+            for c in range(m.columnCount())}
     assert "friction" in tips["µ static"] and "[mm]" in tips["Cartilage [mm]"]
 
 

@@ -3,13 +3,13 @@ saving, the dirty flag follows undo, autosave and recovery round-trip."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from jointmodeller.app.document import CellError, Document, column
 from jointmodeller.model.errors import ValidationError
-from jointmodeller.persistence import load_project
 from jointmodeller.model.results import RunRecord
-import numpy as np
+from jointmodeller.persistence import load_project
 
 
 def test_cell_edit_parses_display_units_and_undoes(small_project):

@@ -1,6 +1,6 @@
 """The real main window driven by pytest-qt: cell edits with undo, inline validation (problems are
-marked and saved as work in progress), mesh import, ligament placement by two picks in the viewport, selection sync, dirty marker,
-save / open / recent files and recovery."""
+marked and saved as work in progress), mesh import, ligament placement by two picks in the viewport,
+selection sync, dirty marker, save / open / recent files and recovery."""
 
 from __future__ import annotations
 

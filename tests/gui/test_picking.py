@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.picking import (
-    drag_end, make_attachment, mass_pose, nearest_mass, path_length, snap_to_mass, to_global, to_local,
+    drag_end,
+    make_attachment,
+    mass_pose,
+    nearest_mass,
+    path_length,
+    snap_to_mass,
+    to_global,
+    to_local,
 )
 
 HALF = np.array([0.02, 0.02, 0.05])
@@ -40,7 +47,7 @@ def test_picked_attachment_ends_lie_on_surfaces_and_length_matches_pose(small_pr
     b = nearest_mass(p, (0.03, 0.002, 0.07))
     assert (a.mass, b.mass) == ("lower", "upper")
     att = make_attachment(p, a, b)
-    for body, pt in ((att.body_a, att.point_a_L), (att.body_b, att.point_b_L)):
+    for pt in (att.point_a_L, att.point_b_L):
         d = np.abs(np.abs(np.asarray(pt)) - HALF).min()  # on some face of the box
         assert d < 1e-9 and np.all(np.abs(pt) <= HALF + 1e-12)
     ga = to_global(mass_pose(p.mass("lower")), att.point_a_L)

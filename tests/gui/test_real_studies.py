@@ -10,10 +10,10 @@ import time
 import numpy as np
 import pytest
 
-from live_study import TickGaps
-
 from jointmodeller.app.picking import mass_pose
 from jointmodeller.render.scene import pose_matrix
+
+from live_study import TickGaps
 
 pytestmark = [pytest.mark.gui]
 
@@ -94,7 +94,8 @@ def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, d
         w.run_panel.stop.click()
     (artifacts_dir / "gui_stall_demo.json").write_text(json.dumps(
         {"max_gap_ms_wall": 1000 * max(wall), "median_gap_ms_wall": 1000 * float(np.median(wall)),
-         "max_gui_thread_cpu_ms": 1000 * max(cpu), "ticks": len(wall), "frames_drawn": frames, "seconds": time.perf_counter() - t0}))
+         "max_gui_thread_cpu_ms": 1000 * max(cpu), "ticks": len(wall), "frames_drawn": frames,
+         "seconds": time.perf_counter() - t0}))
     assert frames >= 3
     frame = w.viewport.scene.frame  # the last live frame drawn: the actors show its poses
     assert frame.time is not None and "ulna" in frame.poses

@@ -106,8 +106,7 @@ def test_live_sample_with_paths_and_contact(small_project):
 
 def test_laxity_sweep_frames_pose_the_moving_body(small_project):
     pytest.importorskip("jointmodeller.app.build")
-    from jointmodeller.core.spatial_math import principal_axes
-    from jointmodeller.core.spatial_math import matrix_to_quat
+    from jointmodeller.core.spatial_math import matrix_to_quat, principal_axes
 
     upper = small_project.mass("upper")
     _, R_BL = principal_axes(upper.inertia_L)
