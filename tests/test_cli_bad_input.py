@@ -311,6 +311,7 @@ def _only_line(done: subprocess.CompletedProcess) -> str:
     return err
 
 
+@pytest.mark.slow  # several CLI runs in fresh interpreters
 def test_read_only_project_file_and_folder_are_named_not_called_damaged(unprivileged):
     base, run = unprivileged
     save_project(base / "ro.jmdb", small_project(with_mesh=False))

@@ -20,6 +20,8 @@ from tests.fuzz.harness import MEMORY_CAP_BYTES, problem, run_cases
 
 KINDS = ("project", "json", "mesh", "osim", "csv")
 
+pytestmark = pytest.mark.slow  # hundreds of child processes: run by make test, not make test-fast
+
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory, artifacts_dir):

@@ -29,6 +29,7 @@ TOKENS = [b"0", b"1", b"-1", b"nan", b"inf", b"1e308", b" ", b"\n", b"[", b"]", 
           b"coordIndex", b"point", b"f", b"v", b"DEF", b"USE", b"endloop", b"facet", b"\x00", b"\xff"]
 
 
+@pytest.mark.slow  # 150 reads, the legacy .vtk ones in a child process each
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     suffix=st.sampled_from(sorted(HEADS)),

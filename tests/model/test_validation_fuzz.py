@@ -7,6 +7,7 @@ import copy
 import hashlib
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def test_garbage_bytes_end_in_validation_error(raw):
     assert _decode(raw) is None or isinstance(_decode(raw), Project)
 
 
+@pytest.mark.slow  # 500 imports through the CLI: over a minute
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(doc=mutated_documents())
