@@ -9,6 +9,7 @@ Frames: each mass's mesh frame L is turned into its body frame B (centre of mass
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -78,9 +79,9 @@ def build_mechanical_system(
     if not masses and not uses_ground:
         raise ValidationError(Problem("masses", None, None, "the project has no masses"))
 
-    mass_kg, inertia, fixed, R_BL, com_L, p0, R_GB, seqs = [], [], [], [], [], [], [], []
+    mass_kg, inertia, fixed, R_BL, com_L, p0_rows, R_GB_rows, seqs = [], [], [], [], [], [], [], []
     for m in masses:
-        w, R = principal_axes(m.inertia_L)
+        w, R = principal_axes(np.asarray(m.inertia_L, float))
         if not (m.mass_kg > 0 and np.all(w > 0)):
             problems.append(Problem("masses", m.name, "inertia_L", "mass and principal inertias must be positive"))
             w = np.maximum(w, 1e-12)
@@ -90,8 +91,8 @@ def build_mechanical_system(
         fixed.append(m.fixed)
         R_BL.append(R)
         com_L.append(m.com_L)
-        p0.append(m.position_G)
-        R_GB.append(R_GL @ R.T)
+        p0_rows.append(m.position_G)
+        R_GB_rows.append(R_GL @ R.T)
         seqs.append(m.euler_sequence)
     if uses_ground and GROUND not in names:
         names.append(GROUND)
@@ -100,12 +101,12 @@ def build_mechanical_system(
         fixed.append(True)
         R_BL.append(np.eye(3))
         com_L.append((0.0, 0.0, 0.0))
-        p0.append((0.0, 0.0, 0.0))
-        R_GB.append(np.eye(3))
+        p0_rows.append((0.0, 0.0, 0.0))
+        R_GB_rows.append(np.eye(3))
         seqs.append("xyz")
     bodies = Bodies.make(mass_kg, np.array(inertia), fixed, names, np.array(R_BL), np.array(com_L, float))
-    p0 = np.asarray(p0, float)
-    R_GB = np.asarray(R_GB, float)
+    p0 = np.asarray(p0_rows, float)
+    R_GB = np.asarray(R_GB_rows, float)
     index = {n: i for i, n in enumerate(names)}
 
     def body_of(section: str, row: str, fieldname: str, name: str) -> int:
@@ -154,18 +155,19 @@ def build_mechanical_system(
                          mesh_wrapped=bool(a.wraps) and wrapping and model == AXIAL and not routed,
                          name=a.name, spring=s.name, law=law, eps_l=s.transition_strain))
     deg = max([len(k) for r in rows for k in r["k"]] + [1])
-    m = len(rows)
-    coeffs = np.zeros((m, 3, deg))
+    n_rows = len(rows)
+    coeffs = np.zeros((n_rows, 3, deg))
     for i, r in enumerate(rows):
         for ax in range(3):
             coeffs[i, ax, : len(r["k"][ax])] = r["k"][ax]
-    rest = np.array([r["rest"] if r["rest"] is not None else np.nan for r in rows], float)
+    rest_lengths = np.array([r["rest"] if r["rest"] is not None else np.nan for r in rows], float)
     tissues = make_tissue_set(
-        [r["a"] for r in rows], [r["b"] for r in rows], np.array([r["ra"] for r in rows]).reshape(m, 3),
-        np.array([r["rb"] for r in rows]).reshape(m, 3), coeffs, np.array([r["c"] for r in rows], float).reshape(m, 3),
-        tension_only=[r["only"] for r in rows], rest_length=np.nan_to_num(rest, nan=0.0),
-        model=[r["model"] for r in rows], R_AS=np.array([r["R_AS"] for r in rows]).reshape(m, 3, 3),
-        rest_S=np.array([r["rest_S"] for r in rows]).reshape(m, 3),
+        [r["a"] for r in rows], [r["b"] for r in rows], np.array([r["ra"] for r in rows]).reshape(n_rows, 3),
+        np.array([r["rb"] for r in rows]).reshape(n_rows, 3), coeffs,
+        np.array([r["c"] for r in rows], float).reshape(n_rows, 3),
+        tension_only=[r["only"] for r in rows], rest_length=np.nan_to_num(rest_lengths, nan=0.0),
+        model=[r["model"] for r in rows], R_AS=np.array([r["R_AS"] for r in rows]).reshape(n_rows, 3, 3),
+        rest_S=np.array([r["rest_S"] for r in rows]).reshape(n_rows, 3),
         wrapped=[r["mesh_wrapped"] or r["routed"] for r in rows],
         names=[r["name"] for r in rows], law=[r["law"] for r in rows],
         transition_strain=[r["eps_l"] for r in rows],
@@ -183,9 +185,9 @@ def build_mechanical_system(
         fb.append(i)
         fr.append(bodies.points_B(np.array([i]), np.array([f.point_L], float))[0])
         ff.append(d / norm * f.magnitude_N)
-        t, s = _profile(f)
-        ft.append(t)
-        fs.append(s)
+        profile_t, profile_scale = _profile(f)
+        ft.append(profile_t)
+        fs.append(profile_scale)
         fn.append(f.name)
     if problems:
         raise ValidationError(problems)
@@ -204,7 +206,7 @@ def build_mechanical_system(
     def mesh_B(i: int, mesh) -> np.ndarray:
         return bodies.points_B(np.full(len(mesh.vertices_L), i), mesh.vertices_L)
 
-    parts = []
+    parts: list[tuple[np.ndarray, Any]] = []
     routed_rows = np.array([i for i, r in enumerate(rows) if r["routed"]], np.int64)
     if routed_rows.size:
         from jointmodeller.core.studies.muscle_paths import AnalyticPathProvider, mjm_path_specs
@@ -232,7 +234,7 @@ def build_mechanical_system(
             raise ValidationError(Problem("attachments", rows[int(mesh_rows[0])]["name"], "wraps",
                                           "wraps over the bone meshes, but no mass has a mesh"))
         parts.append((mesh_rows, WrappingPathProvider(tissues, obstacles, rows=mesh_rows)))
-    provider = None
+    provider: Any = None
     if len(parts) == 1:
         provider = parts[0][1]
     elif parts:
@@ -246,12 +248,12 @@ def build_mechanical_system(
         from jointmodeller.core.mechanics.contact_laws import StribeckFriction
 
         for c in project.contacts:
-            ia, ib = index.get(c.body_a), index.get(c.body_b)
-            ma = masses[ia] if ia is not None and ia < len(masses) else None
-            mb = masses[ib] if ib is not None and ib < len(masses) else None
+            ja, jb = index.get(c.body_a), index.get(c.body_b)
+            ma = masses[ja] if ja is not None and ja < len(masses) else None
+            mb = masses[jb] if jb is not None and jb < len(masses) else None
             sa = (ma.cartilage or ma.mesh) if ma else None
             sb = (mb.cartilage or mb.mesh) if mb else None
-            if sa is None or sb is None:
+            if ja is None or jb is None or sa is None or sb is None:
                 raise ValidationError(Problem("contacts", c.name, None,
                                               "both masses need a mesh or a cartilage surface"))
             friction = None
@@ -259,10 +261,10 @@ def build_mechanical_system(
                 friction = StribeckFriction(c.friction_static, c.friction_dynamic, c.friction_viscous,
                                             c.transition_speed_m_s)
             # a closed cartilage shell contacts only through its articular sheet (core.geometry.articular)
-            va, fa = _contact_sheet(ia, ma, mesh_B)
-            vb, fb = _contact_sheet(ib, mb, mesh_B)
+            verts_a, faces_a = _contact_sheet(ja, ma, mesh_B)
+            verts_b, faces_b = _contact_sheet(jb, mb, mesh_B)
             extra.append(CorePair(
-                ia, ib, va, fa, vb, fb, c.cartilage_thickness_m,
+                ja, jb, verts_a, faces_a, verts_b, faces_b, c.cartilage_thickness_m,
                 youngs_modulus=c.youngs_modulus_Pa, poisson=c.poisson_ratio,
                 method="mjm" if c.method == "mjm_springs" else "foundation", rho=c.rho,
                 lateral_ratio=c.lateral_stiffness_ratio, max_penetration_fraction=c.max_penetration_fraction,
@@ -272,7 +274,7 @@ def build_mechanical_system(
 
     # rest lengths left open: the length at the initial pose (routed or wrapped: along the path),
     # settled before the system is built (a built system is never changed)
-    open_rest = np.isnan(rest) & (tissues.model == AXIAL)
+    open_rest = np.isnan(rest_lengths) & (tissues.model == AXIAL)
     if open_rest.any():
         zero = np.zeros_like(p0)
         kin0 = BodyKinematics(p0, R_GB, zero, zero, None if q0 is None else np.asarray(q0, float))

@@ -40,7 +40,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, overload
 
 import numpy as np
 
@@ -228,9 +228,27 @@ def protocol_for(experiment: Experiment, joint: BuiltJoint, fixed: int, moving: 
         point_B = tuple(float(v) for v in sys_.bodies.R_BL[moving]
                         @ (np.asarray(experiment.load_point_L, float) - sys_.bodies.com_L[moving]))
     return LaxityProtocol(fixed, moving, frames, experiment.load_kind, tuple(float(x) for x in loads),
-                          experiment.lever_m, experiment.measure, load_point_B=point_B,
-                          preload_force=tuple(float(v) for v in experiment.preload_force_N),
-                          preload_moment=tuple(float(v) for v in experiment.preload_moment_Nm))
+                          experiment.lever_m, experiment.measure, load_point_B=_vec3(point_B),
+                          preload_force=_vec3(experiment.preload_force_N),
+                          preload_moment=_vec3(experiment.preload_moment_Nm))
+
+
+@overload
+def _vec3(v: None) -> None:
+    ...
+
+
+@overload
+def _vec3(v: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
+    ...
+
+
+def _vec3(v):
+    """Three Python floats (None stays None)."""
+    if v is None:
+        return None
+    x, y, z = (float(c) for c in v)
+    return x, y, z
 
 
 def load_unit(experiment: Experiment) -> str:
@@ -414,7 +432,8 @@ def _carried_masses(project: Project, body: str) -> list[str]:
     parent = {m.name: (m.joint.parent if m.joint is not None else None) for m in project.masses}
     out = []
     for name in parent:
-        n, seen = name, set()
+        n: str | None = name
+        seen = set()
         while n is not None and n not in seen:
             if n == body:
                 out.append(name)
@@ -531,7 +550,7 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     from jointmodeller.app.mobilized import needs_tree
 
     experiment = find_experiment(project, experiment_name)
-    extra = {"system": "free bodies"}
+    extra: dict[str, Any] = {"system": "free bodies"}
     timed_out = [False]
     if max_wall_s is not None:
         deadline = time.perf_counter() + float(max_wall_s)

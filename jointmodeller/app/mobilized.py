@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -87,8 +87,10 @@ class MobilizedProject:
     tree_names: list[str]
 
 
-def _function(fn: FunctionSpec) -> Function:
+def _function(fn: FunctionSpec | None) -> Function:
     """A constraint's function of one argument (the independent coordinate, or time)."""
+    if fn is None:
+        raise ValueError("needs a function")
     return backend_function(replace(fn, coordinates=("x",)), ("x",))
 
 
@@ -151,7 +153,7 @@ def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = 
         raise ValidationError(Problem("Masses", None, "joint", str(exc))) from None
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping, coordinate_index=model.qindex,
                                     q0=model.q0)
-    tree_names = [n for n in sorted(model.body, key=model.body.get) if n != GROUND]
+    tree_names = [n for n in sorted(model.body, key=lambda name: model.body[name]) if n != GROUND]
     problems = []
     constraints = []
     for i, c in enumerate(project.constraints):
@@ -372,9 +374,11 @@ def unbalanced_description(mp: MobilizedProject, q: np.ndarray, r: np.ndarray, c
             break
         owner = next((b for b in range(system.n_bodies)
                       if int(tree.uoff[b]) <= k < int(tree.uoff[b] + tree.nu[b])), None)
+        if owner is None:
+            continue
         body = body_name.get(owner, f"body {owner}")
         J = Jw[owner, :, k] if rot[k] else Jv[owner, :, k]
-        n = float(np.linalg.norm(J)) if owner is not None else 0.0
+        n = float(np.linalg.norm(J))
         d = np.sign(r[k]) * J / n if n > 0 else np.zeros(3)
         amount = f"{abs(r[k]):.3g} N·m about" if rot[k] else f"{abs(r[k]):.3g} N along"
         parts.append(f"{body}: {amount} ({d[0]:+.2f}, {d[1]:+.2f}, {d[2]:+.2f}) in ground "
@@ -533,17 +537,19 @@ def run_dynamics_mobilized(
     hook = None if on_step is None else on_step(mp.built)
     nq = system.nq
 
-    def live(t: float, y: np.ndarray, interpolate: Callable) -> None:
-        """The hook in the force elements' state layout: the live view draws their bodies."""
-        def interpolate_mech(ts):
-            ys = interpolate(ts)
-            return _mech_states(mp, ys[:, :nq], ys[:, nq:])
-        y_mech = _mech_states(mp, y[None, :nq], y[None, nq:])[0]
-        budget.timed(hook, t, y_mech, interpolate_mech)
+    def live_view(hook: Callable) -> Callable:
+        """``hook`` in the force elements' state layout: the live view draws their bodies."""
+        def on_tree_step(t: float, y: np.ndarray, interpolate: Callable) -> None:
+            def interpolate_mech(ts):
+                ys = interpolate(ts)
+                return _mech_states(mp, ys[:, :nq], ys[:, nq:])
+            y_mech = _mech_states(mp, y[None, :nq], y[None, nq:])[0]
+            budget.timed(hook, t, y_mech, interpolate_mech)
+        return on_tree_step
 
     traj = simulate(system, state, t_end, 10.0 ** -digits, report_times(state.t, t_end, report_dt), method=method,
                     progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,
-                    on_step=None if hook is None else live)
+                    on_step=None if hook is None else live_view(hook))
     budget.judge(traj, t_end)
     series, labels = state_series(mp.built, traj.t, _mech_states(mp, traj.q, traj.u), traj.q)
     series["q"], series["u"] = traj.q, traj.u
@@ -585,6 +591,7 @@ def run_equilibrium_mobilized(
     state = initial_state(mp, t=t_load)
     system = mp.model.system
     unsupported = unsupported_bodies(project, mp, state.q)
+    summary: dict[str, Any]
     if unsupported:
         q, message = state.q, "no static equilibrium: " + "; ".join(unsupported)
         status = "failed"

@@ -23,7 +23,7 @@ results, checked by the tests) and falls back to scipy for anything but a three-
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -215,13 +215,16 @@ def _euler_matrix_as_scipy(a: np.ndarray, sequence: str) -> np.ndarray:
     formula): the same bits, without importing scipy.spatial. a (..., 3), sequence of three axes."""
     intrinsic = sequence.isupper()
     half = a / 2.0
-    cos, sin = np.cos(half), np.sin(half)
+    cos_a, sin_a = np.cos(half), np.sin(half)
     single = a.shape == (3,)
+    cos: Any
+    sin: Any
+    zero: Any
     if single:  # Python floats: the same IEEE products and sums as numpy's, without its per-call overhead
-        cos, sin = cos.tolist(), sin.tolist()
+        cos, sin = cos_a.tolist(), sin_a.tolist()
         zero = 0.0
     else:
-        cos, sin = [cos[..., k] for k in range(3)], [sin[..., k] for k in range(3)]
+        cos, sin = [cos_a[..., k] for k in range(3)], [sin_a[..., k] for k in range(3)]
         zero = np.zeros(a.shape[:-1])
 
     def elementary(k: int) -> list:

@@ -11,6 +11,7 @@ import html
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -126,7 +127,7 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def write_html_summary(path: str | os.PathLike, summary: dict, images: list[str | os.PathLike]) -> Path:
+def write_html_summary(path: str | os.PathLike, summary: dict, images: Sequence[str | os.PathLike]) -> Path:
     """A self-contained one-page HTML: headline numbers, fit and calibration tables, embedded PNGs."""
     exp = summary.get("experiment", {})
     rows = [("project", _fmt(summary.get("project", ""))), ("experiment", _fmt(exp.get("name", ""))),

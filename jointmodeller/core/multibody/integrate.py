@@ -258,10 +258,12 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
     if outs is not None:
         ts, ys = [], []
         while oi < outs.size and outs[oi] <= t + 1e-14:
-            ts.append(t), ys.append(y.copy())
+            ts.append(t)
+            ys.append(y.copy())
             oi += 1
     f0 = rhs(t, y)
-    h = min(0.01 * max(1.0, np.linalg.norm(y)) / max(np.linalg.norm(f0), 1e-8), t_final - t) * accuracy ** 0.2
+    h = min(0.01 * max(1.0, float(np.linalg.norm(y))) / max(float(np.linalg.norm(f0)), 1e-8), t_final - t)
+    h *= accuracy ** 0.2
     h = max(h, 1e-8)
     n_steps = n_rej = 0
     max_cerr = 0.0
@@ -309,9 +311,11 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
                 max_cerr = max(max_cerr, float(np.max(np.abs(c))) if c.size else 0.0)
             n_steps += 1
             if outs is None:
-                ts.append(t), ys.append(y.copy())
+                ts.append(t)
+                ys.append(y.copy())
             elif abs(t - target) < 1e-14 and oi < outs.size:
-                ts.append(t), ys.append(y.copy())
+                ts.append(t)
+                ys.append(y.copy())
                 oi += 1
             if on_step is not None:
                 def interpolate(tt, a=t_old, step=hs, ya=y_old, Qs=Q):
@@ -327,7 +331,8 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
             n_rej += 1
         h = hs * (min(5.0, max(0.2, 0.9 * (max(en, 1e-10)) ** -0.2)) if en == en else 0.2)  # NaN: shorten
     if status != "completed" and (not ts or t > ts[-1]) and np.all(np.isfinite(y)):
-        ts.append(t), ys.append(y.copy())  # ended early: keep the state reached, not only the samples
+        ts.append(t)  # ended early: keep the state reached, not only the samples
+        ys.append(y.copy())
     t_s, q_s, u_s = _samples(ts, ys, nq)
     return Trajectory(t_s, q_s, u_s, n_steps, n_rej, n_rhs, max_cerr, status, message)
 
@@ -364,14 +369,16 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
     if outs is not None:
         ts, ys = [], []
         while oi < outs.size and outs[oi] <= start + 1e-14:
-            ts.append(start), ys.append(normalized(y0))
+            ts.append(start)
+            ys.append(normalized(y0))
             oi += 1
     status, message = "completed", ""
     n_steps, t_last, n_short = 0, start, 0
 
     def keep_reached():
         if solver.t > ts[-1] if ts else True:
-            ts.append(float(solver.t)), ys.append(normalized(solver.y))
+            ts.append(float(solver.t))
+            ys.append(normalized(solver.y))
 
     while solver.status == "running":
         with np.errstate(all="ignore"):  # trial steps of a diverging run overflow; judged below
@@ -405,10 +412,12 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
                     lambda tt, dense=dense: np.asarray(dense()(np.atleast_1d(np.asarray(tt, float)))).T)
         slack = 1e-12 * max(1.0, abs(solver.t))
         if outs is None:
-            ts.append(float(solver.t)), ys.append(normalized(solver.y))
+            ts.append(float(solver.t))
+            ys.append(normalized(solver.y))
         while outs is not None and oi < outs.size and outs[oi] <= solver.t + slack:
             tk = min(outs[oi], solver.t)
-            ts.append(float(outs[oi])), ys.append(normalized(dense()(tk) if tk < solver.t else solver.y))
+            ts.append(float(outs[oi]))
+            ys.append(normalized(dense()(tk) if tk < solver.t else solver.y))
             oi += 1
         if progress is not None:
             progress(min(1.0, (solver.t - start) / (t_end - start)))

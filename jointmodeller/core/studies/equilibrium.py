@@ -143,11 +143,13 @@ def solve_equilibrium(
     user_cancel = cancel
     timed_out = [False]
 
-    def cancel() -> bool:  # the user's cancel, or the time limit
+    def stop() -> bool:  # the user's cancel, or the time limit
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out[0] = True
             return True
         return _is_cancelled(user_cancel)
+
+    cancel = stop
 
     n = system.n_bodies
     t_load = default_load_time(system) if t is None else float(t)

@@ -121,8 +121,7 @@ def joint_compliance(model: LinearModel, body: int, reference: int | None = None
     Other free bodies relax (static condensation). Rows/columns [δp_G, δθ_G] vs [F_G, M_G] at the
     body's centre of mass. Returns (stiffness, compliance); compliance @ load = predicted laxity.
     """
-    keep = [d for d in model.free if reference is None or d // 6 != reference]
-    keep = np.asarray(keep)
+    keep = np.asarray([d for d in model.free if reference is None or d // 6 != reference])
     Kf = model.K[np.ix_(keep, keep)]
     where = np.flatnonzero(np.isin(keep, body_dofs(body)))
     if where.size != 6:

@@ -169,7 +169,7 @@ def solve_tree_equilibrium(
 
     given = forces
 
-    def forces(q: np.ndarray) -> np.ndarray:
+    def generalized(q: np.ndarray) -> np.ndarray:
         evaluations[0] += 1
         return generalized_forces_at_rest(system, t, q) if given is None else given(t, q)
 
@@ -190,7 +190,7 @@ def solve_tree_equilibrium(
         return f <= force_tol and m <= moment_tol
 
     N = basis(q)
-    Q = forces(q)
+    Q = generalized(q)
     r = unbalanced(N, Q)
     history = [merit(r)]
     it = 0
@@ -206,13 +206,13 @@ def solve_tree_equilibrium(
         rz = N.T @ Q
         if J is None or J.shape != (d, d):
             # forward-difference Jacobian of z -> Nᵀ Q(q ⊕ N z), steps sized per direction's unit
-            scale_dir = np.array([1.0 / max(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / L)), 1e-12)
+            scale_dir = np.array([1.0 / max(float(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / L))), 1e-12)
                                   for j in range(d)])
             h = 1e-7 * scale_dir
             J = np.empty((d, d))
             for j in range(d):
                 qj = move(system, q, h[j] * N[:, j])
-                J[:, j] = (N.T @ forces(qj) - rz) / h[j]
+                J[:, j] = (N.T @ generalized(qj) - rz) / h[j]
             measured = True  # J is the finite-difference Jacobian at the current q
         K = -J  # stiffness in z
         diag = np.maximum(np.abs(np.diag(K)), 1e-12 * max(float(np.abs(np.diag(K)).max()), 1e-12))
@@ -239,7 +239,7 @@ def solve_tree_equilibrium(
         for _ in range(20):
             q_try = on_manifold(move(system, q, alpha * du))
             N_try = basis(q_try)
-            Q_try = forces(q_try)
+            Q_try = generalized(q_try)
             r_try = unbalanced(N_try, Q_try)
             if np.all(np.isfinite(r_try)) and merit(r_try) < m0 * (1.0 - 1e-4 * alpha):
                 accepted = True
@@ -361,7 +361,7 @@ def tree_linear_model(system, state: State, *, length_scale: float, step: float 
     d = N.shape[1]
     K = np.zeros((d, d))
     for j in range(d):
-        h = step / max(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / length_scale)), 1e-12)
+        h = step / max(float(np.linalg.norm(N[:, j] * np.where(rot, 1.0, 1.0 / length_scale))), 1e-12)
         Qp = generalized_forces_at_rest(system, t, move(system, q, h * N[:, j]))
         Qm = generalized_forces_at_rest(system, t, move(system, q, -h * N[:, j]))
         K[:, j] = -(N.T @ (Qp - Qm)) / (2 * h)
