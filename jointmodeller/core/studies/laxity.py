@@ -228,6 +228,11 @@ class LaxityResult:
     seconds: float = 0.0
     final_y: np.ndarray | None = field(default=None, repr=False)
     starts: "SweepStarts | None" = field(default=None, repr=False)
+    sensitivity: np.ndarray | None = field(default=None, repr=False)
+    """(k, p) d measure / d parameter at each load (the measure's unit per unit parameter), by the
+    implicit-function theorem at each solution (``run_sweep(parameter_wrench=...)``); None otherwise."""
+    sensitivity_error: np.ndarray | None = field(default=None, repr=False)
+    """(k, p) bound on the error of ``sensitivity`` from the error of the Newton Jacobians."""
 
     @property
     def laxity(self) -> float:
@@ -389,6 +394,12 @@ class QuasiStaticSolver:
         """Generalized forces (n,) / L [N] at unknowns x."""
         kin = self.kinematics(x)
         f, m = self.wrench(kin)
+        return self.wrench_residual(x, f, m, J_mov)
+
+    def wrench_residual(self, x: np.ndarray, f: np.ndarray, m: np.ndarray,
+                        J_mov: np.ndarray | None = None) -> np.ndarray:
+        """The residual (n,) [N] that forces f (n_bodies, 3) and moments about the COMs m (n_bodies, 3)
+        make at unknowns x (virtual work through the pose map; no force evaluation)."""
         mv = self.protocol.moving
         if J_mov is None:
             J_mov = self._moving_jacobian(x)
@@ -407,6 +418,20 @@ class QuasiStaticSolver:
             xi[i] += self.fd_step
             J[:, i] = (self.residual(xi) - r) / self.fd_step
         return J
+
+    def central_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(J, δJ, r): d residual / d x (n, n) by central differences (2n force evaluations), a bound
+        on its error δJ (n, n) — half the gap between the forward and the backward quotient, what the
+        force's noise over the step and its curvature make of it — and the residual r (n,) at x."""
+        r = self.residual(x)
+        fwd, bwd = np.empty((self.n, self.n)), np.empty((self.n, self.n))
+        for i in range(self.n):
+            xp, xm = x.copy(), x.copy()
+            xp[i] += self.fd_step
+            xm[i] -= self.fd_step
+            fwd[:, i] = (self.residual(xp) - r) / self.fd_step
+            bwd[:, i] = (r - self.residual(xm)) / self.fd_step
+        return 0.5 * (fwd + bwd), 0.5 * np.abs(fwd - bwd), r
 
     def step_limits(self) -> np.ndarray:
         """Largest move per unknown in one Newton step (n,): ``max_rotation_rad`` for angles and
@@ -565,6 +590,7 @@ def run_sweep(
     cancel: Callable[[], bool] | None = None,
     warm_from: SweepStarts | None = None,
     fresh_jacobians: bool = False,
+    parameter_wrench: "ParameterWrench | None" = None,
 ) -> LaxityResult:
     """Solve the unloaded pose, then one equilibrium per load of ``protocol.loads``.
 
@@ -582,6 +608,11 @@ def run_sweep(
     fresh_jacobians: after each load (and the unloaded pose) measure the residual and a fresh
     finite-difference Jacobian at the solution (n + 1 force evaluations) and keep them in ``starts``:
     a sweep warm-started from them then takes a Newton step or two per load.
+    parameter_wrench(kin): how the forces on the bodies change per unit of each of p model parameters
+    at a pose (:data:`ParameterWrench`); given, the result carries ``sensitivity`` (k, p), the
+    derivative of the measure at each load by the implicit-function theorem
+    (:func:`sweep_sensitivity`: central-difference Jacobians at the solutions, measured after the
+    sweep; the starts keep them).
     """
     t0 = time.perf_counter()
     d_tol, d_step = solver_defaults(system)
@@ -653,7 +684,204 @@ def run_sweep(
         out["q"][i] = matrix_to_quat(kin.R_GB[protocol.moving][None])[0]
         if progress is not None:
             progress(i + 1, k, float(load), float(out["coords"][i, idx] * factor))
-    return result(k)
+    res = result(k)
+    if parameter_wrench is not None:
+        res.sensitivity = _sensitivity(solver, res, parameter_wrench, refresh=True)
+    return res
+
+
+def sweep_sensitivity(system, protocol: LaxityProtocol, p0_G: np.ndarray, q0_GB: np.ndarray, result: LaxityResult,
+                      parameter_wrench: "ParameterWrench", *, tol_N: float | None = None,
+                      fd_step: float | None = None, refresh: bool = True) -> np.ndarray:
+    """d measure / d parameters (k, p) at the loads of a finished :func:`run_sweep` result (same
+    system, protocol and initial pose; tol_N and fd_step as that sweep had them), by
+    :func:`equilibrium_sensitivity`. refresh: first measure a central-difference Jacobian at the
+    unloaded pose and at each load's solution (2n force evaluations each; the Newton's own is a
+    Broyden update, exact only along the steps it took, and a forward difference on mesh contact
+    is off by up to 40 % at the demo's 100 N) with its error bound, and keep them in
+    ``result.starts``, so sweeps warm-started from it start from them. Sets and returns
+    ``result.sensitivity`` (and ``result.sensitivity_error``: the bound that the Jacobians' error
+    allows, zero without refresh)."""
+    d_tol, d_step = solver_defaults(system)
+    solver = QuasiStaticSolver(system, protocol, p0_G, q0_GB, tol_N=d_tol if tol_N is None else tol_N,
+                               fd_step=d_step if fd_step is None else fd_step)
+    solver.load.set_preload(protocol, *solver.poses(solver.x_initial()))
+    result.sensitivity = _sensitivity(solver, result, parameter_wrench, refresh)
+    return result.sensitivity
+
+
+def _sensitivity(solver: QuasiStaticSolver, result: LaxityResult, parameter_wrench: "ParameterWrench",
+                 refresh: bool) -> np.ndarray:
+    """:func:`sweep_sensitivity` with the sweep's solver (its preload set)."""
+    starts = result.starts
+    if starts is None:
+        raise ValueError("the sweep result keeps no solutions (starts)")
+    x_ref, J_ref = starts.reference
+    dJ_ref = np.zeros_like(J_ref)
+    solver.load.magnitude = 0.0
+    if refresh:
+        J_ref, dJ_ref, r0 = solver.central_jacobian(x_ref)
+        starts.reference = (x_ref, J_ref)
+        starts.residuals[0.0] = r0
+    p_ref, R_ref = solver.poses(x_ref)
+    f_dir, t_dir, r_B = load_directions(solver.protocol, p_ref, R_ref)
+    solver.load.r_B, solver.load.force_dir_G, solver.load.torque_dir_G = r_B, f_dir, t_dir
+    reported = []
+    for load in np.asarray(result.loads, float):
+        at = [i for i, s in enumerate(starts.solved) if s[0] == load]
+        if not at:
+            raise ValueError(f"load {load:g} was not solved")
+        _, x, J = starts.solved[at[-1]]
+        dJ = np.zeros_like(J)
+        if refresh:
+            solver.load.magnitude = float(load)
+            J, dJ, r = solver.central_jacobian(x)
+            starts.solved[at[-1]] = (float(load), x, J)
+            starts.residuals[float(load)] = r
+        reported.append((float(load), x, J, dJ))
+    solver.load.magnitude = 0.0
+    sens, err = equilibrium_sensitivity(solver, (x_ref, J_ref, dJ_ref), reported, parameter_wrench)
+    result.sensitivity_error = err
+    return sens
+
+
+ParameterWrench = Callable[[BodyKinematics], tuple[np.ndarray, np.ndarray]]
+"""kin -> (dF (p, n_bodies, 3), dM (p, n_bodies, 3)): the change of the force on each body and of its
+moment about the body's centre of mass per unit of each of p model parameters, at a fixed pose (for
+a stiffness scale of a group of tissues: that group's own forces at unit scale)."""
+
+LOAD_DIRECTION_STEP = 1e-6
+"""Central-difference step in the unknowns (rad, units of L) of the load directions' dependence on
+the unloaded pose (pure geometry, smooth)."""
+
+
+SLACK_STEP = 1e-6
+"""Central-difference step of a slack (rest-length) scale in :func:`tissue_parameter_wrench` (the
+stiffness scales need none: the tissue laws are linear in their coefficients)."""
+
+
+def tissue_parameter_wrench(tissues, provider, rows: list[np.ndarray], n_bodies: int, stiffness: np.ndarray,
+                            slack: np.ndarray | None = None, use_numba: bool | None = None) -> ParameterWrench:
+    """The :data:`ParameterWrench` of stiffness scales (then slack scales) of groups of tissues.
+
+    tissues: the model's TissueSet *before* scaling (coefficients and rest lengths at scale 1);
+    provider: its path provider; rows: the tissue rows of each group (p groups); stiffness (p,) and
+    slack (p,): the current scales (slack None: 1, and no slack parameters). Parameters: the
+    stiffness scale of each group — the forces are linear in it, so d/ds_j is that group's own force
+    at unit scale with the current rest lengths, one evaluation of the tissues —, then with ``slack``
+    the slack scale of each group (central difference of the group's force at its current stiffness
+    in its rest lengths, :data:`SLACK_STEP`)."""
+    from dataclasses import replace as _replace
+
+    from jointmodeller.core.mechanics.tissue_force import TissueForces, _ReindexedProvider, _subset
+
+    p = len(rows)
+    rows = [np.asarray(r, np.int64) for r in rows]
+    l_scale = np.ones(tissues.count)
+    if slack is not None:
+        for j, r in enumerate(rows):
+            l_scale[r] = slack[j]
+    rest = tissues.rest_length * l_scale
+
+    def group(j: int, k_factor: float, rest_factor: float) -> TissueForces:
+        """The tissues of group j alone (their paths only), coefficients × k_factor, rest lengths
+        at the current slack × rest_factor."""
+        r = rows[j]
+        sub = _subset(_replace(tissues, coeffs=tissues.coeffs * k_factor, rest_length=rest * rest_factor), r)
+        return TissueForces(sub, None if provider is None else _ReindexedProvider(provider, r), use_numba)
+
+    elements = [group(j, 1.0, 1.0) for j in range(p)]
+    slack_elements = []
+    if slack is not None:
+        for j in range(p):
+            slack_elements.append([group(j, float(stiffness[j]), 1.0 + sign * SLACK_STEP / float(slack[j]))
+                                   for sign in (1.0, -1.0)])
+
+    def wrench(kin: BodyKinematics) -> tuple[np.ndarray, np.ndarray]:
+        q = p + len(slack_elements)
+        dF, dM = np.zeros((q, n_bodies, 3)), np.zeros((q, n_bodies, 3))
+        for j, el in enumerate(elements):
+            el.accumulate(0.0, kin, dF[j], dM[j])
+        for j, (plus, minus) in enumerate(slack_elements):
+            fp, mp_ = np.zeros((n_bodies, 3)), np.zeros((n_bodies, 3))
+            fm, mm = np.zeros((n_bodies, 3)), np.zeros((n_bodies, 3))
+            plus.accumulate(0.0, kin, fp, mp_)
+            minus.accumulate(0.0, kin, fm, mm)
+            dF[p + j] = (fp - fm) / (2.0 * SLACK_STEP)
+            dM[p + j] = (mp_ - mm) / (2.0 * SLACK_STEP)
+        return dF, dM
+
+    return wrench
+
+
+def equilibrium_sensitivity(solver: QuasiStaticSolver, reference: tuple[np.ndarray, np.ndarray, np.ndarray],
+                            reported: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]],
+                            parameter_wrench: ParameterWrench) -> tuple[np.ndarray, np.ndarray]:
+    """d measure / d parameters (k, p) at the solutions of a sweep, by the implicit-function theorem.
+
+    At each solved load the equilibrium satisfies r(x*, p) = 0, so dx*/dp = −J⁻¹ ∂r/∂p with J the
+    Newton Jacobian at the solution (the sweep's fresh finite-difference one) and ∂r/∂p the
+    parameters' forces (``parameter_wrench``) through the residual's virtual-work map — no force
+    evaluation of the whole model. The load's directions are fixed at the unloaded pose x_ref, which
+    moves with p too: ∂r/∂p at a load gains (∂r_load/∂x_ref) dx_ref/dp (central differences of the
+    load alone, no force evaluation). The measure is a JCS coordinate relative to the unloaded pose,
+    linear in the unknowns: dm/dp = scale · (dx/dp − dx_ref/dp) along its row.
+
+    Contact: at a fixed pose a tissue parameter changes no contact force, so ∂r/∂p holds none; the
+    contact's response enters through J, measured over the finite-difference step, with the contact
+    points active at the solution (the set the sweep's own Newton sees there).
+
+    Error: with δJ a bound on the error of each J, dx/dp is off by at most |J⁻¹| δJ |dx/dp| (first
+    order), and a load's by |J⁻¹| |∂r_load/∂x_ref| times the unloaded pose's.
+
+    reference: (x_ref, J_ref, δJ_ref) of the unloaded pose; reported: (load, x, J, δJ) per load in
+    order. Returns (dm/dp (k, p), its error bound (k, p)) in the measure's unit per unit parameter.
+    """
+    idx, factor, _ = parse_measure(solver.protocol.measure)
+    row = idx - 1
+    scale = factor * (solver.L if row >= 2 else 1.0)
+    x_ref, J_ref, dJ_ref = reference
+
+    def d_residual(x: np.ndarray, J_mov: np.ndarray) -> np.ndarray:
+        dF, dM = parameter_wrench(solver.kinematics(x))
+        return np.column_stack([solver.wrench_residual(x, dF[j], dM[j], J_mov) for j in range(dF.shape[0])])
+
+    dx_ref = -np.linalg.solve(J_ref, d_residual(x_ref, solver._moving_jacobian(x_ref)))
+    err_ref = np.abs(np.linalg.inv(J_ref)) @ (dJ_ref @ np.abs(dx_ref))
+    out = np.zeros((len(reported), dx_ref.shape[1]))
+    bound = np.zeros_like(out)
+    if row < 0:  # the flexion is held: it has no sensitivity
+        return out, bound
+    h = LOAD_DIRECTION_STEP
+    directions = []
+    for kcol in range(solver.n):  # the load's directions from the unloaded pose moved along each unknown
+        pair = []
+        for sign in (1.0, -1.0):
+            xr = x_ref.copy()
+            xr[kcol] += sign * h
+            pair.append(load_directions(solver.protocol, *solver.poses(xr)))
+        directions.append(pair)
+    moving = solver.protocol.moving
+    n_bodies = solver.p0_G.shape[0]
+    for i, (load, x, J, dJ) in enumerate(reported):
+        J_mov = solver._moving_jacobian(x)
+        dr = d_residual(x, J_mov)
+        G = np.zeros((solver.n, solver.n))
+        if load != 0.0:
+            kin = solver.kinematics(x)
+            for kcol, pair in enumerate(directions):
+                rs = []
+                for f_dir, t_dir, r_B in pair:
+                    f, m = np.zeros((n_bodies, 3)), np.zeros((n_bodies, 3))
+                    ExperimentLoad(moving, r_B, f_dir, t_dir, load).accumulate(0.0, kin, f, m)
+                    rs.append(solver.wrench_residual(x, f, m, J_mov))
+                G[:, kcol] = (rs[0] - rs[1]) / (2.0 * h)
+            dr = dr + G @ dx_ref
+        dx = -np.linalg.solve(J, dr)
+        out[i] = scale * (dx[row] - dx_ref[row])
+        err = np.abs(np.linalg.inv(J)) @ (dJ @ np.abs(dx) + np.abs(G) @ err_ref)
+        bound[i] = abs(scale) * (err[row] + err_ref[row])
+    return out, bound
 
 
 def _solve_with_continuation(solver: QuasiStaticSolver, load: float, x_start: np.ndarray,
