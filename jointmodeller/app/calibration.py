@@ -4,7 +4,12 @@ experiment's measured points, in a bounded time, saying how far it is.
 One simulation is a free-body sweep at the measured loads only (0, then each side outwards; load
 continuation reaches points far apart), at the sweep's own equilibrium tolerance
 (``core.studies.laxity.solver_defaults``). The fit (``core.studies.calibration.calibrate``) needs the
-curve at the current scales and one finite-difference column per free direction; the columns run
+curve at the current scales and its derivative. By default (``sensitivities="implicit"``) that comes
+from the sweep's own equilibria by the implicit-function theorem
+(``core.studies.laxity.sweep_sensitivity``: a central-difference Newton Jacobian at each solution and
+the scaled groups' own tissue forces), measured only where the fit asks for it: no sensitivity
+sweeps. With ``sensitivities="sweeps"`` (and wherever the implicit one is missing) it is one
+central-difference column per free direction; the columns run
 through a :class:`~jointmodeller.app.executors.CaseExecutor` — in this process, on local processes
 (``workers``) or on a Dask scheduler — and every column's sweep starts each load from the current
 scales' solution at that load (pose and Jacobian), so it costs a Newton step or two per load instead
@@ -18,6 +23,7 @@ units (see the core module).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from dataclasses import dataclass
@@ -35,16 +41,22 @@ from jointmodeller.core.studies.calibration import (
 )
 from jointmodeller.core.studies.laxity import (
     EquilibriumFailed,
+    LaxityResult,
+    ParameterWrench,
     SweepCancelled,
     SweepStarts,
     parse_measure,
     run_sweep,
     solver_defaults,
+    sweep_sensitivity,
+    tissue_parameter_wrench,
 )
 from jointmodeller.model.specs import Project
 
 DEFAULT_MAX_ITERATIONS = 20
 """Iterations of the fit at most (each: one sweep per free direction and one or more trial sweeps)."""
+SENSITIVITY_METHODS = ("implicit", "sweeps")
+"""How the fit gets its Jacobian (:func:`run_calibration`)."""
 CALIBRATION_TOL_FACTOR = 0.1
 """Equilibrium tolerance of a calibration sweep, as a fraction of the replay's (core.studies.laxity.
 solver_defaults: 1e-2 N with mesh contact, 1e-6 N smooth). A column is the difference of two sweeps
@@ -88,6 +100,10 @@ class LaxitySimulator:
         self.protocol = experiment_protocol(spec.project, self.experiment, self.joint, self.loads)
         self.index = np.array([int(np.flatnonzero(self.loads == lo)[0]) for lo in spec.measured_loads])
         self.n_groups = len(spec.groups)
+        ts = self.joint.system.tissues
+        self.rows = [np.array([t for t, name in enumerate(self.joint.tissue_groups) if name == g or ts.names[t] == g],
+                              np.int64) for g in spec.groups]
+        """The tissue rows of each group (as app.laxity.scaled_tissue_system scales them)."""
 
     def system(self, x: np.ndarray):
         from jointmodeller.app.laxity import scaled_tissue_system, with_tone
@@ -100,11 +116,45 @@ class LaxitySimulator:
             fresh: bool = False) -> tuple[np.ndarray, SweepStarts, np.ndarray]:
         """(values at the measured points (n,), the sweep's starts, its error bound per point (n,)).
         fresh: keep fresh Jacobians at the solutions in the starts (for sweeps others start from)."""
+        res = self.sweep(x, warm, cancel, fresh)
+        assert res.starts is not None
+        return self.values(res)
+
+    def sweep(self, x: np.ndarray, warm: SweepStarts | None = None, cancel: Callable[[], bool] | None = None,
+              fresh: bool = False) -> LaxityResult:
+        """The sweep itself at scales x (see :meth:`run`)."""
         system = self.system(np.asarray(x, float))
-        res = run_sweep(system, self.protocol, self.joint.p0_G, self.joint.q0_GB, warm_from=warm, cancel=cancel,
-                        tol_N=CALIBRATION_TOL_FACTOR * solver_defaults(system)[0], fresh_jacobians=fresh)
+        return run_sweep(system, self.protocol, self.joint.p0_G, self.joint.q0_GB, warm_from=warm, cancel=cancel,
+                         tol_N=self.tol_N(system), fresh_jacobians=fresh)
+
+    def values(self, res: LaxityResult) -> tuple[np.ndarray, SweepStarts, np.ndarray]:
+        """(values, starts, error bound) at the measured points of a sweep's result."""
+        assert res.starts is not None
         error = res.starts.measure_error(self.protocol.measure, res.loads)
         return res.measure[self.index], res.starts, error[self.index]
+
+    @staticmethod
+    def tol_N(system) -> float:
+        return CALIBRATION_TOL_FACTOR * solver_defaults(system)[0]
+
+    def sensitivity(self, x: np.ndarray, res: LaxityResult) -> np.ndarray:
+        """d values / d x (n, p) at the measured points of the sweep ``res`` at scales x, by the
+        implicit-function theorem at its solutions (core.studies.laxity.sweep_sensitivity:
+        central-difference Jacobians at the solutions, kept in ``res.starts``, and the groups' tissue
+        forces; no sweep)."""
+        x = np.asarray(x, float)
+        system = self.system(x)
+        sens = sweep_sensitivity(system, self.protocol, self.joint.p0_G, self.joint.q0_GB, res,
+                                 self.parameter_wrench(x), tol_N=self.tol_N(system))
+        return sens[self.index]
+
+    def parameter_wrench(self, x: np.ndarray) -> ParameterWrench:
+        """How the forces on the bodies change per unit of each parameter at x (stiffness scales,
+        then slack scales): the scaled groups' own tissue forces (core.studies.laxity)."""
+        n = self.n_groups
+        base = self.joint.system
+        return tissue_parameter_wrench(base.tissues, base.path_provider, self.rows, base.n_bodies, x[:n],
+                                       x[n:] if self.spec.fit_slack else None, base.use_numba)
 
 
 _WORKER_SIMULATORS: dict[str, LaxitySimulator] = {}
@@ -133,12 +183,21 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
                     joint=None, xtol: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
                     max_wall_s: float | None = None, scheduler: Any = None, workers: int = 1,
                     progress: Callable[[CalibrationProgress], None] | None = None,
-                    cancel: Callable[[], bool] | None = None, identify: bool = True) -> CalibrationResult:
+                    cancel: Callable[[], bool] | None = None, identify: bool = True,
+                    sensitivities: str = "implicit") -> CalibrationResult:
     """Fit the scales of ``groups`` (see the module docstring); the result's ``x`` are the scales in
     the order of its ``names``. scheduler: a Dask address, "local[:N]" or Client for the columns;
     workers > 1: local processes; else in this process. max_wall_s: the fit ends with the best scales
-    so far (status "budget") after that many seconds, a sweep in progress included."""
+    so far (status "budget") after that many seconds, a sweep in progress included.
+    sensitivities: "implicit" (default) — the Jacobian of the fit from each sweep's own solutions by
+    the implicit-function theorem, no extra sweeps; "sweeps" — central-difference sensitivity sweeps
+    warm-started from the current solution, run on ``scheduler`` / ``workers`` (also the fallback
+    wherever the implicit one is missing)."""
     from jointmodeller.app.laxity import find_experiment
+
+    if sensitivities not in SENSITIVITY_METHODS:
+        raise ValueError(f"sensitivities {sensitivities!r}: expected one of {', '.join(SENSITIVITY_METHODS)}")
+    implicit = sensitivities == "implicit"
 
     experiment = find_experiment(project, experiment_name)
     ml = np.array([p.load for p in experiment.measured], float)
@@ -163,11 +222,24 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
     # the solutions of every simulated point (keyed by its bytes), to warm-start its columns and the
     # next iterate; only the last few are kept
     starts: dict[bytes, SweepStarts] = {}
+    sweeps: dict[bytes, LaxityResult] = {}  # the sweeps themselves, for their implicit sensitivities
+    derivative: dict[bytes, np.ndarray] = {}
     latest: dict[str, Any] = {"starts": None, "error": None}
 
     def simulate(x: np.ndarray) -> np.ndarray:
+        key = np.asarray(x, float).tobytes()
         try:
-            values, st, err = sim.run(x, latest["starts"], cancel=stop_now, fresh=True)
+            # implicit: the Jacobians at the solutions are measured (central differences) where the
+            # fit asks for its derivative (own_derivative), and at once at the start point, whose
+            # error bound (from those Jacobians) sets the resolution; the sensitivity sweeps need
+            # them fresh (forward differences) at every point they start from
+            res = sim.sweep(x, latest["starts"], cancel=stop_now, fresh=not implicit)
+            if implicit:
+                sweeps[key] = res
+                if latest["starts"] is None:
+                    with contextlib.suppress(np.linalg.LinAlgError):  # else: difference columns
+                        derivative[key] = sim.sensitivity(x, res)
+            values, st, err = sim.values(res)
         except SweepCancelled:
             raise CalibrationStopped(
                 "stopped by the user" if cancel is not None and cancel() else
@@ -177,9 +249,12 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
             if latest["starts"] is None:
                 raise
             return np.full(mv.size, np.inf)  # a trial step too far: rejected, the fit damps its steps
-        starts[np.asarray(x, float).tobytes()] = st
+        starts[key] = st
         while len(starts) > 4:
             starts.pop(next(iter(starts)))
+        for cache in (sweeps, derivative):
+            while len(cache) > 4:
+                cache.pop(next(iter(cache)))
         latest["error"] = err
         return values
 
@@ -203,6 +278,19 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
                                          "stopped" if cancel is not None and cancel() else "budget")
             return out
 
+        def own_derivative(x: np.ndarray) -> np.ndarray | None:
+            """The implicit sensitivities at x, the point the fit now stands on: its next trials
+            start from x's solutions, as the columns' sweeps do."""
+            key = np.asarray(x, float).tobytes()
+            if key not in derivative and key in sweeps:
+                try:
+                    derivative[key] = sim.sensitivity(x, sweeps[key])
+                except np.linalg.LinAlgError:
+                    return None  # a singular Jacobian at a solution: difference columns instead
+            if key in starts:
+                latest["starts"] = starts[key]
+            return derivative.get(key)
+
         unit = parse_measure(experiment.measure)[2]
 
         def report(state: CalibrationProgress) -> None:
@@ -212,7 +300,8 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
         fit = calibrate(simulate, mv, x0, lower, upper, names, simulate_many=simulate_many,
                         simulation_error=lambda: latest["error"], data_resolution=data_resolution(mv, ml),
                         xtol=xtol, max_iterations=max_iterations, max_wall_s=max_wall_s,
-                        progress=None if progress is None else report, cancel=cancel, identify=identify)
+                        progress=None if progress is None else report, cancel=cancel, identify=identify,
+                        jacobian=own_derivative if implicit else None)
     finally:
         executor.close()
         _WORKER_SIMULATORS.clear()
@@ -228,5 +317,5 @@ def apply_fit(project: Project, joint, groups: list[str], fit: CalibrationResult
     return scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
 
 
-__all__ = ["DEFAULT_MAX_ITERATIONS", "LaxitySimulator", "SimulatorSpec", "apply_fit", "calibration_loads",
-           "column_case", "run_calibration"]
+__all__ = ["DEFAULT_MAX_ITERATIONS", "SENSITIVITY_METHODS", "LaxitySimulator", "SimulatorSpec", "apply_fit",
+           "calibration_loads", "column_case", "run_calibration"]

@@ -722,7 +722,7 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
                          progress: Callable[[CalibrationProgress], None] | None = None,
                          scheduler: Any = None, workers: int = 1, max_wall_s: float | None = None,
                          max_iterations: int | None = None, cancel: Callable[[], bool] | None = None,
-                         ) -> tuple[Project, CalibrationResult]:
+                         sensitivities: str = "implicit") -> tuple[Project, CalibrationResult]:
     """Fit stiffness scale factors (and optionally slack-length scales) of tissue groups to the
     experiment's measured points (app.calibration: sweeps at the measured loads, finite-difference
     columns warm-started and run through ``scheduler`` (Dask) or ``workers`` local processes,
@@ -730,7 +730,9 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
     Returns the fitted project (a new version, title marked "(calibrated)"; the given project is
     unchanged) and the fit — the best scales so far with status "budget" when ``max_wall_s`` ran
     out. xtol: also stop when no scale would change by more than this fraction.
-    progress(CalibrationProgress) after the start and every iteration."""
+    progress(CalibrationProgress) after the start and every iteration. sensitivities: "implicit"
+    (the fit's Jacobian from each sweep's own equilibria, no extra sweeps) or "sweeps" (warm-started
+    finite-difference sensitivity sweeps, on ``scheduler`` / ``workers``)."""
     from jointmodeller.app.calibration import DEFAULT_MAX_ITERATIONS, apply_fit, run_calibration
     from jointmodeller.app.mobilized import needs_tree
 
@@ -746,7 +748,7 @@ def calibrate_experiment(project: Project, experiment_name: str | None = None, *
                           slack_bounds=slack_bounds, joint=joint, xtol=xtol,
                           max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
                           max_wall_s=max_wall_s, scheduler=scheduler, workers=workers, progress=progress,
-                          cancel=cancel)
+                          cancel=cancel, sensitivities=sensitivities)
     return apply_fit(project, joint, groups, fit, fit_slack), fit
 
 

@@ -13,7 +13,9 @@ columns (two simulations each) that a caller may evaluate in parallel (``simulat
 warm-started from the current solution. Between measurements the columns follow Broyden's rank-one
 update along each accepted step; they are measured again every :data:`MAX_UPDATES` steps, when an
 updated set predicts a step badly, and before convergence is declared. A measured step that
-overshoots gets one more simulation at the minimum of the parabola along it before damping.
+overshoots gets one more simulation at the minimum of the parabola along it before damping. A
+simulator that knows its own derivative at the points it simulated (``jacobian``: the laxity sweeps'
+implicit-function sensitivities) gives the columns at those measurements instead, for no simulation.
 
 Tolerances follow the sweep's accuracy instead of fixed digits:
 
@@ -236,7 +238,8 @@ def data_resolution(values: Sequence[float], loads: Sequence[float] | None = Non
     return float(res)
 
 
-def confidence(jac: np.ndarray, residuals: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def confidence(jac: np.ndarray, residuals: np.ndarray,
+               level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Standard errors (p,), half-widths (p,) of the ``level`` interval and correlation (p, p) from the
     Jacobian (n, p) and residuals (n,) at a least-squares solution. NaN when n <= p or J is singular."""
     n, p = jac.shape
@@ -286,7 +289,7 @@ def _reduce(A: np.ndarray, members: list[list[int]], threshold: Callable[[int], 
                    f"{thr:.3g})")
             drop = weak
         elif float(np.linalg.norm(joined)) < threshold(len(members) - len(weak) + 1):
-            why = f"the data cannot separate it from {{others}} and their common scale has no measurable effect"
+            why = "the data cannot separate it from {others} and their common scale has no measurable effect"
             drop = weak
         else:
             keep = weak[0]
@@ -328,6 +331,7 @@ def calibrate(
     cancel: Callable[[], bool] | None = None,
     identify: bool = True,
     initial_damping: float = INITIAL_DAMPING,
+    jacobian: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> CalibrationResult:
     """Bounded least squares of ``simulate(x) - measured`` (see the module docstring).
 
@@ -338,8 +342,15 @@ def calibrate(
     if the caller can; default: ``simulate`` one after the other. simulation_error: bound on the
     simulator's error per point (n,) or scalar, or a callable giving it after a simulation (read once
     after the start point). data_resolution: the measured values' resolution (:func:`data_resolution`).
-    diff_step: the largest relative step of the columns (see :data:`DIFF_STEP`). xtol: also stop when no scale would change by more than
-    this fraction. max_wall_s / cancel(): end early with the best point so far.
+    diff_step: the largest relative step of the columns (see :data:`DIFF_STEP`). xtol: also stop when
+    no scale would change by more than this fraction. max_wall_s / cancel(): end early with the best point so far.
+    jacobian(x): the simulator's own derivative d simulate / d x (n, p) at a point it has simulated
+    (e.g. by the implicit-function theorem at each equilibrium), or None where it has none. Where it
+    has one, a measurement of the columns takes it instead of central-difference simulations (same
+    schedule: measured at the start, after MAX_UPDATES Broyden-updated steps or a poorly predicted one,
+    before convergence); elsewhere they are measured by central differences as without it. (Taking it
+    at every accepted point instead crawled on the synthetic joint's tension-only ligaments: 16
+    iterations against 10, each Gauss–Newton step overshooting a kink.)
     """
     t0 = time.perf_counter()
     deadline = None if max_wall_s is None else t0 + float(max_wall_s)
@@ -425,8 +436,14 @@ def calibrate(
             if iteration >= max_iterations:
                 status = "max_iterations"
                 break
-            if A is None:  # central-difference columns along each direction (relative change of its members)
+            own = jacobian(x) if (A is None and jacobian is not None) else None
+            measured_now = A is None
+            if measured_now:  # the columns along each direction (relative change of its members)
                 D = directions()
+            if measured_now and own is not None:  # the simulator's own derivative
+                A = (np.asarray(own, float) * x) @ D / sigma
+                fresh, A_updated, updates = True, False, 0
+            elif measured_now:  # central differences
                 sides = [np.clip(x * (1.0 + sign * h * D[:, k]), lower, upper)
                          for k in range(len(members)) for sign in (1.0, -1.0)]
                 span = np.array([rel_change(sides[2 * k])[k] - rel_change(sides[2 * k + 1])[k]
@@ -439,6 +456,8 @@ def calibrate(
                 ok = np.abs(span) > 0
                 A[:, ok] = ((sims[0::2] - sims[1::2]).T[:, ok] / span[ok]) / sigma  # σ per unit relative change
                 fresh, A_updated, updates = True, False, 0
+            assert A is not None
+            if measured_now:
                 if identify and not ident.singular_values.size:  # decided once, at the start point
                     def thr(q: int) -> float:
                         return identifiability_threshold(n, q, float(np.max(err, initial=0.0)), sigma, 2.0 * h)
