@@ -22,14 +22,17 @@ build (meshes, grown cartilage) is not timed; one unloaded equilibrium warms the
 "calibrate_s" (issue 15 item 7): the demo elbow (standard meshes) calibrated per spring — six
 stiffness scales — to 11 points (−100 … 100 N by 20 N) of its own curve with the MCL anterior bundle
 ×1.3 and the radial collateral ligament ×0.8 (the "measured" 41-step sweep), from all scales at 1,
-in this process (``app.laxity.calibrate_experiment``). Target ≤ 60 s with both scales within 2 %
-("calibrate_error_pct"). Baseline: the previous method's cost of one iteration — scipy's
+in this process (``app.laxity.calibrate_experiment``), the fit's Jacobian by the implicit-function
+theorem at each sweep's own equilibria (no sensitivity sweeps). Target ≤ 60 s with both scales within
+2 % ("calibrate_error_pct"). Baseline: the previous method's cost of one iteration — scipy's
 least_squares took a 2-point finite-difference Jacobian, seven full sweeps from the unloaded pose at
 the experiment's 41 loads and the measured ones — as one such sweep timed here times seven (a lower
 bound on that method, which ran over 18 minutes without finishing on this calibration).
-"calibrate_dask_s": the same calibration with the sensitivity sweeps on a local Dask cluster of two
-worker processes (started before the clock), beside "calibrate_s" of the same run. Each calibration
-stops after CALIBRATION_BUDGET_S with its best scales and says so in the note.
+"calibrate_dask_s": the same calibration by the method before (``sensitivities="sweeps"``: warm-started
+central-difference sensitivity sweeps, still the fallback) with those sweeps on a local Dask cluster
+of two worker processes (started before the clock), beside "calibrate_s" of the same run — the
+implicit Jacobian leaves a cluster nothing to do. Each calibration stops after CALIBRATION_BUDGET_S
+with its best scales and says so in the note.
 """
 
 from __future__ import annotations
@@ -200,9 +203,10 @@ def _calibration() -> list[Figure]:
     joint = build_joint(project)
     experiment = find_experiment(project)
 
-    def fit(scheduler=None):
+    def fit(scheduler=None, sensitivities="implicit"):
         t0 = time.perf_counter()
-        _, result = calibrate_experiment(project, joint=joint, scheduler=scheduler, max_wall_s=CALIBRATION_BUDGET_S)
+        _, result = calibrate_experiment(project, joint=joint, scheduler=scheduler, max_wall_s=CALIBRATION_BUDGET_S,
+                                         sensitivities=sensitivities)
         seconds = time.perf_counter() - t0
         scales = dict(zip(result.names, result.x))
         errors = [abs(scales[f"stiffness scale: {g}"] / s - 1.0) * 100 for g, s in truth.items()]
@@ -220,7 +224,8 @@ def _calibration() -> list[Figure]:
     ident = res.identifiability
     fixed = ", ".join(n.split(": ", 1)[1] for n in (ident.fixed if ident else {}))
     recovered = ", ".join(f"{g} {scales[f'stiffness scale: {g}']:.4f} (true {s:g})" for g, s in truth.items())
-    note = (f"6 spring scales, {res.residuals.size} points; {res.status} after {res.iterations} iterations, "
+    note = (f"6 spring scales, {res.residuals.size} points, implicit sensitivities; {res.status} after "
+            f"{res.iterations} iterations, "
             f"{res.evaluations} sweeps; RMSE {res.rmse_initial:.3g} -> {res.rmse:.2g} deg; recovered {recovered}; "
             f"fixed (no measurable effect): {fixed or 'none'}; baseline = 7 x one {len(loads)}-load cold sweep "
             f"({t_old_iteration / 7:.1f} s)")
@@ -234,11 +239,12 @@ def _calibration() -> list[Figure]:
         return figures + [Figure("calibrate_dask_s", float("nan"), "s", t_seq, "calibrate_s (in this process)", True,
                                  f"no local Dask cluster: {type(exc).__name__}: {exc}")]
     try:
-        t_dask, res_d, err_d, _ = fit(client)
+        t_dask, res_d, err_d, _ = fit(client, "sweeps")
     finally:
         close()
-    figures.append(Figure("calibrate_dask_s", t_dask, "s", t_seq, "calibrate_s (sensitivity sweeps in this process)",
-                          True, f"local Dask cluster, 2 worker processes (started before the clock); {res_d.status} "
+    figures.append(Figure("calibrate_dask_s", t_dask, "s", t_seq, "calibrate_s (implicit sensitivities, this process)",
+                          True, f"the method before (sensitivity sweeps) on a local Dask cluster, 2 worker processes "
+                                f"(started before the clock); {res_d.status} "
                                 f"after {res_d.iterations} iterations, {res_d.evaluations} sweeps; largest scale "
                                 f"error {err_d:.2f} %"))
     return figures
