@@ -33,7 +33,10 @@ class Study:
         if unknown:
             raise TypeError(f"study {self.name!r} takes no option {sorted(unknown)[0]!r}; it takes "
                             + ", ".join(self.options))
-        return _RUNNERS[self.name](project, progress=progress, cancel=cancel, **options)
+        from jointmodeller.core.data import using
+
+        with using():  # one run, its own evaluation data (core.data): nothing carried over from another run
+            return _RUNNERS[self.name](project, progress=progress, cancel=cancel, **options)
 
 
 def _equilibrium(project, *, progress, cancel, **options) -> RunRecord:

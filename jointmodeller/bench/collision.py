@@ -57,6 +57,7 @@ def run() -> list[Figure]:
     import trimesh
     from scipy.spatial import cKDTree
 
+    from jointmodeller.core.data import using
     from jointmodeller.core.geometry.collision import CollisionSurface, RelativeMotion, predict_collision
     from jointmodeller.core.mechanics.contact import ContactPair
     from jointmodeller.core.mechanics.forces import BodyKinematics
@@ -91,8 +92,8 @@ def run() -> list[Figure]:
                          np.zeros((2, 3)), np.zeros((2, 3)))
     res = pair.evaluate(0.0, kin)
     def cold():
-        pair._cache.clear()  # no candidate reuse: every bed vertex filtered again
-        return pair.evaluate(0.0, kin)
+        with using():  # fresh evaluation data: no candidate reuse, every bed vertex filtered again
+            return pair.evaluate(0.0, kin)
 
     t_eval = time_call(cold, repeat=5)
     t_warm = time_call(lambda: pair.evaluate(0.0, kin), repeat=5)

@@ -10,6 +10,7 @@ import trimesh
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
+from jointmodeller.core.data import using
 from jointmodeller.core.mechanics.contact import ContactPair, vertex_areas
 from jointmodeller.core.mechanics.contact_laws import (
     StribeckFriction,
@@ -262,16 +263,15 @@ def test_reused_candidates_give_the_same_contact_as_a_fresh_search(sphere):
     for _ in range(30):
         p[0] += rng.normal(0, 4e-5, 3)
         R[0] = random_rotation(rng, 2e-3) @ R[0]
-        before = dict(warm._cache)
+        before = dict(warm._work.candidates)
         a = warm.evaluate(0.0, kinematics(p, R))
-        reused += all(before.get(k) is v for k, v in warm._cache.items()) and bool(before)
-        cold._cache.clear()
-        cold._reference.clear()  # a first evaluation every time: tree queries, no reference or lists
-        b = cold.evaluate(0.0, kinematics(p, R))
+        reused += all(before.get(k) is v for k, v in warm._work.candidates.items()) and bool(before)
+        with using():  # a first evaluation every time: tree queries, no reference or lists
+            b = cold.evaluate(0.0, kinematics(p, R))
         assert np.array_equal(a.bed_vertex, b.bed_vertex) and np.array_equal(a.force_G, b.force_G)
         assert a.n_points > 0
     assert reused > 5  # the cache was really used
-    assert any(ref[4] is not None for ref in warm._reference.values())  # and the nearest-vertex lists
+    assert any(ref[4] is not None for ref in warm._work.references.values())  # and the nearest-vertex lists
 
 
 def test_pose_at_contact_brings_the_sphere_onto_the_plane(sphere_on_plane):

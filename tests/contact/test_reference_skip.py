@@ -35,16 +35,16 @@ def _moved(kin: BodyKinematics, body: int, dx: np.ndarray, dtheta: np.ndarray) -
 def test_skipping_far_vertices_changes_nothing(demo_pair, scale):
     pair, kin0 = demo_pair
     rng = np.random.default_rng(7)
-    pair._reference.clear()
+    pair._work.references.clear()
     pair.evaluate(0.0, kin0)  # the reference
     for _ in range(6):
         kin = _moved(kin0, pair.b, rng.normal(0, scale, 3), rng.normal(0, scale / 0.02, 3))
         fast = pair.evaluate(0.0, kin)
-        assert pair._reference, "the reference is kept while the bodies stay close"
-        saved = dict(pair._reference)
-        pair._reference.clear()  # every candidate tested
+        assert pair._work.references, "the reference is kept while the bodies stay close"
+        saved = dict(pair._work.references)
+        pair._work.references.clear()  # every candidate tested
         full = pair.evaluate(0.0, kin)
-        pair._reference.update(saved)
+        pair._work.references.update(saved)
         assert full.n_points > 50
         np.testing.assert_array_equal(fast.bed_vertex, full.bed_vertex)
         np.testing.assert_array_equal(fast.force_G, full.force_G)
@@ -53,7 +53,7 @@ def test_skipping_far_vertices_changes_nothing(demo_pair, scale):
     kin = _moved(kin0, pair.b, np.full(3, scale), np.zeros(3))
     band = pair.penetration_limit
     fast = pair.frozen(kin, band).key()
-    pair._reference.clear()
+    pair._work.references.clear()
     assert pair.frozen(kin, band).key() == fast
 
 

@@ -30,6 +30,7 @@ from functools import cached_property
 
 import numpy as np
 
+from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.collision import (
     DEFAULT_RHO,
     CollisionPrediction,
@@ -197,6 +198,17 @@ class _Springs:
     face: np.ndarray  # (m,) face of the other surface holding each closest point
 
 
+@dataclass
+class ContactWork:
+    """What a ContactPair's evaluations reuse (per core.data.SystemData): candidate bed vertices per
+    (bed, other) body pair with the pose they were taken at, reference poses with their depths and
+    nearest-vertex lists, and the latest result."""
+
+    candidates: dict = field(default_factory=dict)
+    references: dict = field(default_factory=dict)
+    last_result: ContactResult | None = None
+
+
 class ContactPair:
     """Cartilage contact between bodies a and b (implements ``ForceElement``).
 
@@ -264,19 +276,24 @@ class ContactPair:
                         ContactSurface.from_mesh(vertices_b_B, faces_b))
         self.surface_a, self.surface_b = surfaces
         self.facing_cos = FACING_COS
-        self.last_result: ContactResult | None = None
-        self._cache: dict = {}
-        self._reference: dict = {}
 
     def scaled(self, stiffness_scale: float) -> "ContactPair":
         """This pair with both laws' stiffness times ``stiffness_scale``: a copy sharing the surfaces,
         with caches of its own (a quasi-static solver's continuation in contact stiffness solves
         softer contact first; the built system is not changed)."""
-        out = copy.copy(self)
+        out = copy.copy(self)  # another element: its reuse data apart (core.data)
         out.stiffness_scale = self.stiffness_scale * float(stiffness_scale)
-        out.last_result = None
-        out._cache, out._reference = {}, {}
         return out
+
+    @property
+    def _work(self) -> "ContactWork":
+        """What evaluations reuse, in the active core.data.SystemData."""
+        return work_of(self, ContactWork)
+
+    @property
+    def last_result(self) -> ContactResult | None:
+        """The latest evaluation's result (for reports and drawing)."""
+        return self._work.last_result
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -341,14 +358,15 @@ class ContactPair:
         iterations and integrator steps skip the prefilter; the results are unchanged."""
         key = (bed_body, other)
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
-        cached = self._cache.get(key)
+        work = self._work
+        cached = work.candidates.get(key)
         if cached is not None:
             R0, p0, cand = cached
             moved = bed.max_displacement(R_ob, p_ob, R0, p0)
             if moved <= slack:
                 return cand
         cand = surf.proximity.candidates(P_o, self.search_distance, beneath_only=True, slack=slack)
-        self._cache[key] = (R_ob.copy(), p_ob.copy(), cand)
+        work.candidates[key] = (R_ob.copy(), p_ob.copy(), cand)
         return cand
 
     def _closest_near_reference(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
@@ -366,7 +384,8 @@ class ContactPair:
         differences and integrator steps move micrometres and test ~a third of the vertices."""
         key = (bed_body, other)
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
-        ref = self._reference.get(key)
+        references = self._work.references
+        ref = references.get(key)
         if ref is not None and ref[2] is cand:
             R0, p0, _, depth0, lists = ref
             moved = bed.max_displacement(R_ob, p_ob, R0, p0)
@@ -374,7 +393,7 @@ class ContactPair:
                 sel = np.flatnonzero(depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12)
                 return self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, sel, facing, lists)
         depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
-        self._reference[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
+        references[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
         if ref is None:  # a first evaluation: maybe a single one, so no lists yet
             cp = surf.proximity.closest(P_o, self.search_distance, beneath_only=True, facing=facing,
                                         candidates=cand, facing_cos=self.facing_cos)
@@ -399,8 +418,8 @@ class ContactPair:
             near_all, outside_all = prox.nearest_lists(P_o[cand], 2 * k, bound + slack)
             lists = (R_ob.copy(), p_ob.copy(), near_all, outside_all)
             moved = 0.0
-            ref = self._reference[key]
-            self._reference[key] = ref[:4] + (lists,)
+            references = self._work.references
+            references[key] = references[key][:4] + (lists,)
         idx = cand[sel]
         q = P_o[idx]
         near, ok = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved, k, bound)
@@ -483,7 +502,7 @@ class ContactPair:
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
         """Add the contact forces on a and b and their moments about each centre of mass."""
         res = self.evaluate(t, kin)
-        self.last_result = res
+        self._work.last_result = res
         m = res.n_points
         if m == 0:
             return
@@ -550,12 +569,12 @@ class ContactPair:
             return np.concatenate([F[self.a], T[self.a], F[self.b], T[self.b]])
 
         K = np.zeros((12, 12))
-        saved = self.last_result
+        saved = self._work.last_result
         for col in range(12):
             dq = np.zeros(12)
             dq[col] = step
             K[:, col] = -(wrench(dq) - wrench(-dq)) / (2 * step)
-        self.last_result = saved
+        self._work.last_result = saved
         return K
 
     def frozen(self, kin: BodyKinematics, band: float = 0.0):

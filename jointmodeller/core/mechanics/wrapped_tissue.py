@@ -11,10 +11,12 @@ is -s ∂l/∂q). :class:`WrappingPathProvider` offers the same paths to a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.wrapping.mjm_path import mjm_path
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.geometry.wrapping.path import WrapPath
@@ -75,12 +77,21 @@ def path_length_rate(path: WrapPath, kin: BodyKinematics) -> float:
     return float(-np.einsum("mi,mi->", path.load_dir_G, v))
 
 
+@dataclass
+class LastWrap:
+    """A WrappedTissue's latest path and tension (per core.data.SystemData)."""
+
+    path: WrapPath | None = None
+    tension: float = 0.0
+
+
 class WrappedTissue:
     """A ligament or tendon wrapped over bone meshes, as a force element.
 
     Tissue law (as in TissueSet AXIAL): tension s = f(l - l0) + c·dl/dt with f the polynomial of
     ``coeffs`` (k1..kn), clipped at zero and slack below l0 when ``tension_only``.
-    ``last_path`` / ``last_tension`` keep what the latest call computed (for reports and drawing).
+    ``last_path`` / ``last_tension``: what the latest call computed (for reports and drawing), kept in
+    the active core.data.SystemData.
     """
 
     def __init__(
@@ -98,8 +109,14 @@ class WrappedTissue:
         self.damping = float(damping)
         self.tension_only = bool(tension_only)
         self.tension_fn = tension_fn
-        self.last_path: WrapPath | None = None
-        self.last_tension = 0.0
+
+    @property
+    def last_path(self) -> WrapPath | None:
+        return work_of(self, LastWrap).path
+
+    @property
+    def last_tension(self) -> float:
+        return work_of(self, LastWrap).tension
 
     def tension(self, length: float, rate: float) -> float:
         """Tension [N] for path length [m] and its rate [m/s]."""
@@ -115,7 +132,8 @@ class WrappedTissue:
         path = self.path(Pose.from_kinematics(kin))
         rate = path_length_rate(path, kin)
         s = self.tension(path.length, rate)
-        self.last_path, self.last_tension = path, s
+        last = work_of(self, LastWrap)
+        last.path, last.tension = path, s
         if s == 0.0 or len(path.load_body) == 0:
             return
         apply_point_forces(kin, path.load_body, path.load_point_G, s * path.load_dir_G, force_G, torque_G)
@@ -144,7 +162,11 @@ class WrappingPathProvider:
                                obstacles, method, options)
             for i in rows
         }
-        self.last: dict[int, WrapPath] = {}
+
+    @property
+    def last(self) -> dict[int, WrapPath]:
+        """Each row's latest path (in the active core.data.SystemData)."""
+        return work_of(self, dict)
 
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
         """Geometry of the tissues ``index`` (k,): ends, directions, length, rate, and extra pushes."""
@@ -157,9 +179,10 @@ class WrappingPathProvider:
         da = np.zeros((k, 3))
         db = np.zeros((k, 3))
         eb, et, ep, ed = [], [], [], []
+        latest = self.last
         for j, i in enumerate(np.asarray(index, int)):  # loop over tissues (each solves a path)
             path = self.paths[int(i)](pose)
-            self.last[int(i)] = path
+            latest[int(i)] = path
             length[j] = path.length
             rate[j] = path_length_rate(path, kin)
             body = path.load_body

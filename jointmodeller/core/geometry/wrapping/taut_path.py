@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_banded
 
+from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.wrapping import _kernels
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, closest_over_obstacles
 from jointmodeller.core.geometry.wrapping.path import FREE, WrapPath, make_path
@@ -204,8 +205,19 @@ def resample_polyline(points: np.ndarray, n_segments: int) -> np.ndarray:
     return out
 
 
+@dataclass
+class TautWarmStart:
+    """What a TautPathSolver's last solution leaves for the next (in the active core.data.SystemData)."""
+
+    contact_ob: np.ndarray | None = None  # (N-1,) obstacle index or -1
+    contact_B: np.ndarray | None = None  # (N-1, 3) contact points in body frames
+    free_G: np.ndarray | None = None  # (N-1, 3)
+    facets_work: bool = True  # the facet polish settled on these meshes last time
+
+
 class TautPathSolver:
-    """Shortest path of one tissue over a set of obstacles; remembers its last solution for warm starts.
+    """Shortest path of one tissue over a set of obstacles, warm-started from its last solution
+    (kept in the active core.data.SystemData, not in the solver).
 
     One solver per tissue. ``solve`` returns a :class:`WrapPath` whose loads are the exact
     virtual-work forces of a unit tension (ends plus every contact vertex).
@@ -214,17 +226,20 @@ class TautPathSolver:
     def __init__(self, obstacles: list[MeshObstacle], options: TautOptions | None = None) -> None:
         self.obstacles = list(obstacles)
         self.options = options or TautOptions()
-        self._contact_ob: np.ndarray | None = None  # (N-1,) obstacle index or -1
-        self._contact_B: np.ndarray | None = None  # (N-1, 3) contact points in body frames
-        self._free_G: np.ndarray | None = None  # (N-1, 3)
-        self._facets_work = True  # the facet polish settled on these meshes last time
+
+    @property
+    def warm(self) -> TautWarmStart:
+        """The warm start in the active SystemData."""
+        return work_of(self, TautWarmStart)
 
     def reset(self) -> None:
         """Forget the warm start."""
-        self._contact_ob = self._contact_B = self._free_G = None
+        w = self.warm
+        w.contact_ob = w.contact_B = w.free_G = None
 
     def _warm_guess(self, pose: Pose, a_G: np.ndarray, b_G: np.ndarray):
-        ob_idx, contact_B, free_G = self._contact_ob, self._contact_B, self._free_G
+        w = self.warm
+        ob_idx, contact_B, free_G = w.contact_ob, w.contact_B, w.free_G
         assert ob_idx is not None and contact_B is not None and free_G is not None  # kept together by solve
         x = np.empty((len(ob_idx) + 2, 3))
         x[0], x[-1] = a_G, b_G
@@ -323,7 +338,8 @@ class TautPathSolver:
             self.reset()
             return make_path(x, labels, "taut", per_vertex_loads=True, info={"cold": True, "n_contacts": 0})
         scale = float(np.linalg.norm(b_G - a_G))
-        if warm and self._contact_ob is not None and len(self._contact_ob) == N - 1:
+        ws = self.warm
+        if warm and ws.contact_ob is not None and len(ws.contact_ob) == N - 1:
             x, active = self._warm_guess(pose, a_G, b_G)
             if not active.any():  # free last time: the straight line is the free solution
                 x = a_G + np.linspace(0.0, 1.0, N + 1)[:, None] * (b_G - a_G)
@@ -336,9 +352,9 @@ class TautPathSolver:
             spacing0 = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
             active = sd0 < 0.5 * spacing0
             cold = True
-            self._facets_work = True
+            ws.facets_work = True
         iterations = 0
-        polish = opt.facet_polish and self._facets_work
+        polish = opt.facet_polish and ws.facets_work
         converged = False
         facets_used = False
         if polish and not cold:  # a warm start is already near the facet optimum
@@ -355,15 +371,15 @@ class TautPathSolver:
                 if ok:
                     x, active, facets_used = xf, af, True
                 else:
-                    self._facets_work = False  # do not retry on every warm step
+                    ws.facets_work = False  # do not retry on every warm step
         # final retraction: contacts (and any vertex still inside) onto the surface
         c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
         on = active | (sd < 0.0)
         x[1:-1][on] = c[on]
         ob_idx = np.where(on, which, -1)
-        self._contact_ob = ob_idx
-        self._contact_B = cB
-        self._free_G = x[1:-1].copy()
+        ws.contact_ob = ob_idx
+        ws.contact_B = cB
+        ws.free_G = x[1:-1].copy()
         labels = np.full(N + 1, FREE, np.int64)
         labels[0], labels[-1] = body_a, body_b
         bodies = np.array([ob.body for ob in self.obstacles], np.int64)

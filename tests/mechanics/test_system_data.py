@@ -1,0 +1,127 @@
+"""A built System stays constant when evaluated; what evaluations reuse lives in core.data.SystemData
+(MuJoCo's mjData beside mjModel): contact candidate sets and reference poses, warm-started wrap
+paths, the latest results. Checked on the demo elbow, which has both cartilage contact and ligaments
+wrapped over the bone meshes."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from jointmodeller.core.data import SystemData, active, using
+
+
+@pytest.fixture(scope="module")
+def demo_built():
+    from jointmodeller.app.build import build_mechanical_system
+    from jointmodeller.app.demo import build_demo_project
+
+    return build_mechanical_system(build_demo_project())
+
+
+def _poses(built, count=3, seed=4):
+    """The demo's start and small moves of its forearm (within the contact band: the reuse paths run)."""
+    rng = np.random.default_rng(seed)
+    y0 = built.state.y
+    n = built.system.n_bodies
+    ys = [y0]
+    for _ in range(count - 1):
+        y = y0.copy()
+        y[: 3 * n] += rng.normal(scale=2e-5, size=3 * n)
+        ys.append(y)
+    return ys
+
+
+def _fingerprint(obj, depth=2, seen=None):
+    """Attribute identities and array contents of obj and of the jointmodeller objects it holds."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or not hasattr(obj, "__dict__"):
+        return None
+    seen.add(id(obj))
+    out = {}
+    for key, value in vars(obj).items():
+        if isinstance(value, np.ndarray):
+            out[key] = (id(value), value.tobytes())
+        elif isinstance(value, (dict, list, tuple)):
+            out[key] = (id(value), len(value))
+        else:
+            out[key] = id(value)
+        if depth and type(value).__module__.startswith("jointmodeller"):
+            out[key, "inner"] = _fingerprint(value, depth - 1, seen)
+        if depth and isinstance(value, dict):
+            for k, v in value.items():
+                if type(v).__module__.startswith("jointmodeller"):
+                    out[key, k] = _fingerprint(v, depth - 1, seen)
+    return out
+
+
+def test_evaluating_the_system_changes_none_of_its_elements(demo_built):
+    """Evaluating the system at new poses, in new evaluation data, changes no attribute of any force
+    element or path solver. Lazily derived geometry (cached properties such as a surface's bounding
+    sphere: functions of the constant meshes, computed on first use) may appear; nothing that was
+    there changes."""
+    system = demo_built.system
+    elements = system.force_elements() + [system.path_provider]
+    assert any(type(e).__name__ == "ContactPair" for e in elements)
+    with using():
+        system.derivative(0.0, demo_built.state.y)  # lazily derived geometry
+    before = [_fingerprint(e) for e in elements]
+    with using() as data:
+        for y in _poses(demo_built):
+            system.derivative(0.0, y)
+        assert data._work, "the evaluations kept their reuse data in the SystemData"
+    after = [_fingerprint(e) for e in elements]
+    for b, a in zip(before, after):
+        _assert_kept(b, a)
+
+
+def _assert_kept(before, after, path=""):
+    """Every entry of ``before`` is in ``after`` unchanged (``after`` may hold more)."""
+    if isinstance(before, dict):
+        assert isinstance(after, dict), path
+        for key, value in before.items():
+            assert key in after, f"{path}/{key} disappeared"
+            _assert_kept(value, after[key], f"{path}/{key}")
+    else:
+        assert before == after, f"{path} changed"
+
+
+def test_a_fresh_system_data_evaluates_cold_and_gives_the_same_forces(demo_built):
+    system = demo_built.system
+    pair = next(e for e in system.extra_elements if type(e).__name__ == "ContactPair")
+    ys = _poses(demo_built)
+    with using():
+        warm = [system.derivative(0.0, y) for y in ys]  # the later ones reuse the first one's data
+        assert pair.last_result is not None
+    with using():
+        assert pair.last_result is None  # nothing carried over
+        cold = [system.derivative(0.0, y) for y in reversed(ys)][::-1]
+    # reuse is exact (core.mechanics.contact); the wrap paths converge to the same shortest paths
+    # from another warm start, to their solver's tolerance
+    for a, b in zip(warm, cold):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9 * np.abs(a).max())
+
+
+def test_two_threads_on_one_system_keep_their_data_apart(demo_built):
+    system = demo_built.system
+    ys = _poses(demo_built, count=4, seed=9)
+    with using():
+        serial = [system.derivative(0.0, y) for y in ys]
+    results: dict[int, list] = {}
+    datas: dict[int, SystemData] = {}
+
+    def run(k: int) -> None:
+        datas[k] = active()  # each thread its own SystemData without asking
+        results[k] = [system.derivative(0.0, y) for y in ys]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert datas[0] is not datas[1] and datas[0] is not active()
+    for k in range(2):
+        for a, b in zip(results[k], serial):
+            np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9 * np.abs(b).max())
