@@ -295,6 +295,7 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
 
         def report(state: CalibrationProgress) -> None:
             state.unit = unit
+            assert progress is not None
             progress(state)
 
         fit = calibrate(simulate, mv, x0, lower, upper, names, simulate_many=simulate_many,

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -185,7 +185,7 @@ class CalibrationResult:
         grouped = {n: g for g in (self.identifiability.groups if self.identifiability else []) for n in g}
         params = {}
         for i, n in enumerate(self.names):
-            p = {"start": float(self.x0[i]), "fitted": float(self.x[i]), "std": num(self.std[i]),
+            p: dict[str, Any] = {"start": float(self.x0[i]), "fitted": float(self.x[i]), "std": num(self.std[i]),
                  "ci95": [num(self.ci95[i, 0]), num(self.ci95[i, 1])],
                  "accuracy": num(self.accuracy[i]) if self.accuracy.size else None}
             if n in fixed:
@@ -210,7 +210,7 @@ def fit_metrics(simulated: np.ndarray, measured: np.ndarray) -> dict:
             "max_abs_error": float(np.max(np.abs(r))) if r.size else float("nan"), "n_points": int(r.size)}
 
 
-def data_resolution(values: Sequence[float], loads: Sequence[float] | None = None) -> float:
+def data_resolution(values: Sequence[float] | np.ndarray, loads: Sequence[float] | np.ndarray | None = None) -> float:
     """Resolution of measured values: the standard deviation of their rounding (quantum/√12, the
     quantum being the coarsest power of ten every value is a whole multiple of), or the pooled
     scatter of repeats at one load when larger. 0 for values given to full precision."""
@@ -472,7 +472,7 @@ def calibrate(
                     damping, first_damping = initial_damping * float(np.max(np.diag(A.T @ A))), False
             D = directions()
             g = A.T @ (r / sigma)
-            gauss_newton, outcome = True, ""
+            gauss_newton, outcome, remeasure = True, "", False
             while not outcome:
                 mu = 0.0 if gauss_newton else damping
                 free = list(range(len(members)))
@@ -536,7 +536,7 @@ def calibrate(
                     outcome = "accepted"
                     updates += 1
                     if (rho < POOR_PREDICTION and A_updated) or updates >= MAX_UPDATES:
-                        A = None  # the updated columns predict badly, or have drifted long enough: measure
+                        remeasure = True  # the updated columns predict badly, or have drifted long enough
                     A_updated = True
                 elif A_updated:  # updated columns misled the step: measure them again first
                     outcome = "remeasure"
@@ -545,8 +545,9 @@ def calibrate(
                     gauss_newton = False
                     if damping > MAX_DAMPING * float(np.max(np.diag(A.T @ A))):
                         outcome = "stalled"
-            if outcome == "remeasure":
+            if outcome == "remeasure" or remeasure:
                 A = None
+            if outcome == "remeasure":
                 continue
             if outcome != "accepted":
                 status = outcome

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -153,8 +153,8 @@ class TissueTone:
 
     tension_N: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    tissues: object = None
-    provider: object = None
+    tissues: Any = None
+    provider: Any = None
     smooth = True
 
     def bind(self, tissues, provider, rows, tension_N) -> None:
