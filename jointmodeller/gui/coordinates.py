@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import CellError, DocEvent, Document
+from jointmodeller.app.columns import CellError
+from jointmodeller.app.document import DocEvent, Document
 from jointmodeller.gui.tables import ERROR_STYLE, READONLY_FG
 from jointmodeller.model.errors import JointModellerError
 

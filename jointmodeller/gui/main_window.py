@@ -34,7 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import MOBILIZER_COLUMNS, Command, DocEvent, Document, new_project
+from jointmodeller.app.columns import MOBILIZER_COLUMNS, new_project
+from jointmodeller.app.commands import Command
+from jointmodeller.app.document import DocEvent, Document
 from jointmodeller.app.live import split_batch, study_function
 from jointmodeller.app.registry import study_names
 from jointmodeller.gui.coordinates import CoordinatesPanel

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from jointmodeller.app.document import unique_name
+from jointmodeller.app.columns import unique_name
 from jointmodeller.app.masses import DEFAULT_BONE_DENSITY_KG_M3, import_mass, likely_units
 from jointmodeller.io.meshes import read_mesh
 from jointmodeller.model.errors import MeshError

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jointmodeller.app.document import COLUMNS, INFO, SECTION_LABELS, CellError, DocEvent, Document, column_tip
+from jointmodeller.app.columns import COLUMNS, INFO, SECTION_LABELS, CellError, column_tip
+from jointmodeller.app.document import DocEvent, Document
 
 PROBLEM_BG = QColor("#ffd0d0")
 PROBLEM_FG = QColor("#8a0000")

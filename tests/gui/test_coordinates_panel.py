@@ -12,24 +12,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import trimesh
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QStyle, QStyleOptionViewItem
 
-from jointmodeller.app.document import CellError, Document
+from jointmodeller.app.columns import CellError
+from jointmodeller.app.document import Document
 from jointmodeller.gui.coordinates import EMPTY_HINT, LOCKED, VALUE
 from jointmodeller.model.errors import ValidationError
-from jointmodeller.model.mesh import MeshData
 from jointmodeller.model.specs import Frame, JointSpec, Mass, Project, ProjectInfo
+from tests.model.factories import box_mesh
 
 pytestmark = pytest.mark.gui
 
 INERTIA = ((3e-4, 0, 0), (0, 3e-4, 0), (0, 0, 1e-4))
-
-
-def box_mesh(extents, source: str) -> MeshData:
-    tm = trimesh.creation.box(extents=extents)
-    return MeshData(np.asarray(tm.vertices), np.asarray(tm.faces), source=source)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 import jointmodeller.gui.main_window as main_window
-from jointmodeller.app.document import COLUMNS, new_project
+from jointmodeller.app.columns import COLUMNS, new_project
 from jointmodeller.gui.tables import PROBLEM_BG
 from jointmodeller.model.errors import ValidationError
 from jointmodeller.model.specs import Project, ProjectInfo
@@ -292,7 +292,8 @@ def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path
 def test_experiment_axes_are_table_columns(small_project):
     """A laxity experiment on a bone without a joint needs the fixed bone's flexion and long axes:
     they are cells of the Experiments table (empty removes one), each edit one undo step."""
-    from jointmodeller.app.document import CellError, Document
+    from jointmodeller.app.columns import CellError
+    from jointmodeller.app.document import Document
 
     doc = Document(small_project)
     doc.add_row("experiments")

@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit
 
-from jointmodeller.app.document import COLUMNS, Document
+from jointmodeller.app.columns import COLUMNS
+from jointmodeller.app.document import Document
 from jointmodeller.app.picking import closest_on_surface, mass_pose, to_global
 from jointmodeller.gui.tables import PROBLEM_BG
 from jointmodeller.persistence import load_project

@@ -26,6 +26,28 @@ from jointmodeller.model import (
 )
 
 
+def box_mesh(extents, source: str) -> MeshData:
+    tm = trimesh.creation.box(extents=extents)
+    return MeshData(np.asarray(tm.vertices), np.asarray(tm.faces), source=source)
+
+
+def two_box_project() -> Project:
+    """Two 40×40×100 mm boxes stacked along z with one ligament between them and a push (valid)."""
+    lower = Mass(name="lower", mesh=box_mesh((0.04, 0.04, 0.1), "lower.stl"), mass_kg=0.3, fixed=True,
+                 properties_from_mesh=False, position_G=(0.0, 0.0, 0.0),
+                 inertia_L=((3e-4, 0, 0), (0, 3e-4, 0), (0, 0, 1e-4)))
+    upper = Mass(name="upper", mesh=box_mesh((0.04, 0.04, 0.1), "upper.stl"), mass_kg=0.3,
+                 properties_from_mesh=False, position_G=(0.0, 0.0, 0.11), euler_deg=(0.0, 0.0, 30.0),
+                 inertia_L=((3e-4, 0, 0), (0, 3e-4, 0), (0, 0, 1e-4)), colour="#c8b89a")
+    spring = SpringType(name="ligament", kx=(2.0e4,))
+    att = Attachment(name="MCL", spring="ligament", body_a="lower", body_b="upper",
+                     point_a_L=(0.02, 0.0, 0.04), point_b_L=(0.02, 0.0, -0.04))
+    load = Force(name="push", body="upper", point_L=(0.0, 0.0, 0.05), direction_G=(1.0, 0.0, 0.0),
+                 magnitude_N=5.0)
+    return Project(info=ProjectInfo(title="Two boxes"), springs=(spring,), masses=(lower, upper),
+                   attachments=(att,), forces=(load,))
+
+
 def sphere_mesh(radius_m: float = 0.01, subdivisions: int = 2, source: str = "sphere.stl") -> MeshData:
     s = trimesh.creation.icosphere(subdivisions=subdivisions, radius=radius_m)
     return MeshData(np.asarray(s.vertices), np.asarray(s.faces), source=source)

@@ -6,11 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jointmodeller.app.document import CellError, Document, column
+from jointmodeller.app.columns import CellError, column
+from jointmodeller.app.document import Document
 from jointmodeller.model.errors import ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.persistence import load_project
+from tests.model.factories import two_box_project
 
+
+@pytest.fixture
+def small_project():
+    """The two-box project of the GUI tests."""
+    return two_box_project()
 
 def test_cell_edit_parses_display_units_and_undoes(small_project):
     doc = Document(small_project)
