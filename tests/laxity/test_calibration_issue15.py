@@ -141,10 +141,9 @@ def with_slack_bundle(project):
 
 @pytest.fixture(scope="module")
 def measured_project():
-    from tests.laxity.conftest import synthetic_project
-
     from jointmodeller.app.laxity import find_experiment, run_laxity
     from jointmodeller.model.specs import MeasuredPoint
+    from tests.laxity.conftest import synthetic_project
 
     truth = with_slack_bundle(synthetic_project(lateral_k=2e5 * 1.3, medial_k=2e5 * 0.8, steps=3))
     run = run_laxity(truth)
@@ -166,7 +165,8 @@ def test_app_calibration_names_the_bundle_the_data_cannot_see(measured_project):
     assert scales["stiffness scale: medial collateral"] == pytest.approx(0.8, rel=0.02)
     assert fit.success, fit.message
     assert seen[0].iteration == 0 and seen[-1].iteration == fit.iterations and seen[-1].unit == "deg"
-    assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * scales["stiffness scale: lateral collateral"])
+    lateral = scales["stiffness scale: lateral collateral"]
+    assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * lateral)
 
 
 def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
