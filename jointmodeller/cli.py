@@ -323,7 +323,7 @@ def cmd_export_run(args: argparse.Namespace) -> int:
 
 
 def cmd_laxity(args: argparse.Namespace) -> int:
-    from jointmodeller.app.laxity import laxity_command
+    from jointmodeller.app.laxity_command import laxity_command
 
     bars: dict[str, ProgressBar] = {}
 

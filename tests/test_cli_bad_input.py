@@ -112,13 +112,13 @@ def test_json_field_with_a_neutral_default_may_be_left_out(tmp_path):
 @pytest.fixture
 def laxity_project(tmp_path, monkeypatch) -> Path:
     """A project with an experiment; the sweep itself must never start in these tests."""
-    import jointmodeller.app.laxity as lax
+    import jointmodeller.app.laxity_command as command
 
     def no_sweep(*_a, **_k):
         raise AssertionError("the sweep started before the input was checked")
 
-    monkeypatch.setattr(lax, "run_laxity", no_sweep)
-    monkeypatch.setattr(lax, "build_joint", no_sweep)
+    monkeypatch.setattr(command, "run_laxity", no_sweep)
+    monkeypatch.setattr(command, "build_joint", no_sweep)
     path = tmp_path / "lax.jmdb"
     save_project(path, small_project(with_mesh=False))
     return path

@@ -26,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
 
 from jointmodeller.app.executors import CaseExecutor, shared_object
+from jointmodeller.app.laxity import BuiltJoint, build_joint, experiment_protocol, find_experiment, with_tone
 from jointmodeller.core.studies.calibration import (
     CalibrationProgress,
     CalibrationResult,
@@ -103,10 +104,10 @@ class LaxitySimulator:
         ts = self.joint.system.tissues
         self.rows = [np.array([t for t, name in enumerate(self.joint.tissue_groups) if name == g or ts.names[t] == g],
                               np.int64) for g in spec.groups]
-        """The tissue rows of each group (as app.laxity.scaled_tissue_system scales them)."""
+        """The tissue rows of each group (as scaled_tissue_system scales them)."""
 
     def system(self, x: np.ndarray):
-        from jointmodeller.app.laxity import scaled_tissue_system, with_tone
+        from jointmodeller.app.laxity import with_tone
 
         n = self.n_groups
         return with_tone(self.experiment, scaled_tissue_system(self.joint, self.spec.groups, x[:n],
@@ -312,7 +313,6 @@ def run_calibration(project: Project, experiment_name: str, groups: list[str], *
 
 def apply_fit(project: Project, joint, groups: list[str], fit: CalibrationResult, fit_slack: bool) -> Project:
     """The project with the fitted scales written into its spring types / attachments."""
-    from jointmodeller.app.laxity import scaled_project
 
     n = len(groups)
     return scaled_project(project, joint, groups, fit.x[:n], fit.x[n:] if fit_slack else None)
@@ -320,3 +320,125 @@ def apply_fit(project: Project, joint, groups: list[str], fit: CalibrationResult
 
 __all__ = ["DEFAULT_MAX_ITERATIONS", "SENSITIVITY_METHODS", "LaxitySimulator", "SimulatorSpec", "apply_fit",
            "calibration_loads", "column_case", "run_calibration"]
+
+
+def scaled_tissue_system(joint: BuiltJoint, group_of_param: list[str], stiffness: np.ndarray,
+                         slack: np.ndarray | None = None):
+    """A copy of the joint's system with tissue coefficients (and rest lengths) of each group scaled.
+
+    Wrapped tissues that the builder made as separate force elements (``WrappedTissue``) are scaled
+    through their ``coeffs``/``rest_length`` when their ``name`` attribute names a group member.
+    """
+    sys_ = joint.system
+    ts = sys_.tissues
+    k_scale = np.ones(ts.count)
+    l_scale = np.ones(ts.count)
+    for j, g in enumerate(group_of_param):
+        rows = np.array([t for t, name in enumerate(joint.tissue_groups) if name == g or ts.names[t] == g], int)
+        k_scale[rows] = stiffness[j]
+        if slack is not None:
+            l_scale[rows] = slack[j]
+    new_ts = replace(ts, coeffs=ts.coeffs * k_scale[:, None, None], rest_length=ts.rest_length * l_scale,
+                     rest_S=ts.rest_S)
+    return replace(sys_, tissues=new_ts)
+
+
+def scaled_project(project: Project, joint: BuiltJoint, groups: list[str], stiffness: np.ndarray,
+                   slack: np.ndarray | None = None, suffix: str = " (calibrated)") -> Project:
+    """The project with spring types (or single tissues) scaled: stiffness multiplies every
+    coefficient; slack multiplies the rest length of the group's attachments (written explicitly)."""
+    springs = list(project.springs)
+    attachments = list(project.attachments)
+    rest_by_name = dict(zip(joint.system.tissues.names, joint.system.tissues.rest_length))
+    spring_names = {s.name for s in springs}
+    for j, g in enumerate(groups):
+        if g in spring_names:  # a spring type: scale it (every attachment using it follows)
+            springs = [replace(s, kx=tuple(float(c) * float(stiffness[j]) for c in s.kx),
+                               ky=tuple(float(c) * float(stiffness[j]) for c in s.ky),
+                               kz=tuple(float(c) * float(stiffness[j]) for c in s.kz)) if s.name == g else s
+                       for s in springs]
+            members = [a.name for a in attachments if a.spring == g]
+        else:  # a single tissue: give it its own scaled spring type
+            a = next(a for a in attachments if a.name == g)
+            base = project.spring(a.spring)
+            own = replace(base, name=f"{base.name} [{g}]", kx=tuple(float(c) * float(stiffness[j]) for c in base.kx))
+            springs.append(own)
+            attachments = [replace(x, spring=own.name) if x.name == g else x for x in attachments]
+            members = [g]
+        if slack is not None:
+            attachments = [replace(x, initial_length_m=float(rest_by_name[x.name] * slack[j]))
+                           if x.name in members and x.name in rest_by_name else x for x in attachments]
+    info = replace(project.info, title=project.info.title + suffix)
+    return replace(project, springs=tuple(springs), attachments=tuple(attachments), info=info)
+
+
+def calibration_groups(project: Project, joint: BuiltJoint, per: str = "spring") -> list[str]:
+    """Parameter groups: spring type names ("spring") or attachment names ("tissue") that have tissues."""
+    if per == "tissue":
+        return [n for n in joint.system.tissues.names]
+    if per != "spring":
+        raise ValueError("calibrate per 'spring' (tissue type) or 'tissue'")
+    seen: list[str] = []
+    for g in joint.tissue_groups:
+        if g not in seen:
+            seen.append(g)
+    return seen
+
+
+def calibrate_experiment(project: Project, experiment_name: str | None = None, *, per: str = "spring",
+                         groups: list[str] | None = None, fit_slack: bool = False,
+                         bounds: tuple[float, float] = (0.05, 20.0), slack_bounds: tuple[float, float] = (0.9, 1.1),
+                         joint: BuiltJoint | None = None, xtol: float | None = None,
+                         progress: Callable[[CalibrationProgress], None] | None = None,
+                         scheduler: Any = None, workers: int = 1, max_wall_s: float | None = None,
+                         max_iterations: int | None = None, cancel: Callable[[], bool] | None = None,
+                         sensitivities: str = "implicit") -> tuple[Project, CalibrationResult]:
+    """Fit stiffness scale factors (and optionally slack-length scales) of tissue groups to the
+    experiment's measured points (app.calibration: sweeps at the measured loads, finite-difference
+    columns warm-started and run through ``scheduler`` (Dask) or ``workers`` local processes,
+    tolerances from the sweep's accuracy, parameters the data cannot determine fixed or grouped).
+    Returns the fitted project (a new version, title marked "(calibrated)"; the given project is
+    unchanged) and the fit — the best scales so far with status "budget" when ``max_wall_s`` ran
+    out. xtol: also stop when no scale would change by more than this fraction.
+    progress(CalibrationProgress) after the start and every iteration. sensitivities: "implicit"
+    (the fit's Jacobian from each sweep's own equilibria, no extra sweeps) or "sweeps" (warm-started
+    finite-difference sensitivity sweeps, on ``scheduler`` / ``workers``)."""
+    from jointmodeller.app.calibration import DEFAULT_MAX_ITERATIONS, apply_fit, run_calibration
+    from jointmodeller.app.mobilized import needs_tree
+
+    experiment = find_experiment(project, experiment_name)
+    if not experiment.measured:
+        raise ValueError(f"experiment {experiment.name!r} has no measured data to calibrate against")
+    if needs_tree(project):
+        raise ValueError(f"experiment {experiment.name!r}: calibration runs on free-body projects; this one has "
+                         "joint, constraint or coordinate rows (calibrate a copy without them)")
+    joint = joint or build_joint(project)
+    groups = groups or calibration_groups(project, joint, per)
+    fit = run_calibration(project, experiment.name, groups, fit_slack=fit_slack, bounds=bounds,
+                          slack_bounds=slack_bounds, joint=joint, xtol=xtol,
+                          max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
+                          max_wall_s=max_wall_s, scheduler=scheduler, workers=workers, progress=progress,
+                          cancel=cancel, sensitivities=sensitivities)
+    return apply_fit(project, joint, groups, fit, fit_slack), fit
+
+
+def stiffness_scale_for_laxity(project: Project, target: float, experiment_name: str | None = None, *,
+                               groups: list[str] | None = None, bracket: tuple[float, float] = (0.05, 50.0),
+                               joint: BuiltJoint | None = None) -> float:
+    """One common stiffness scale of ``groups`` (default: every tissue type) that gives the laxity
+    ``target`` (measure unit): Brent's method on log(scale). For tuning a model to a published band."""
+    from scipy.optimize import brentq
+
+    experiment = find_experiment(project, experiment_name)
+    joint = joint or build_joint(project)
+    groups = groups or calibration_groups(project, joint)
+    protocol = experiment_protocol(project, experiment, joint)
+
+    def excess(log_s: float) -> float:
+        system = with_tone(experiment, scaled_tissue_system(joint, groups, np.full(len(groups), np.exp(log_s))))
+        try:
+            return run_sweep(system, protocol, joint.p0_G, joint.q0_GB).laxity - target
+        except EquilibriumFailed:  # too soft to hold the load: laxer than any target
+            return 1e6
+
+    return float(np.exp(brentq(excess, np.log(bracket[0]), np.log(bracket[1]), xtol=1e-4)))

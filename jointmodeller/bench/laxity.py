@@ -22,7 +22,7 @@ build (meshes, grown cartilage) is not timed; one unloaded equilibrium warms the
 "calibrate_s" (issue 15 item 7): the demo elbow (standard meshes) calibrated per spring — six
 stiffness scales — to 11 points (−100 … 100 N by 20 N) of its own curve with the MCL anterior bundle
 ×1.3 and the radial collateral ligament ×0.8 (the "measured" 41-step sweep), from all scales at 1,
-in this process (``app.laxity.calibrate_experiment``), the fit's Jacobian by the implicit-function
+in this process (``app.calibration.calibrate_experiment``), the fit's Jacobian by the implicit-function
 theorem at each sweep's own equilibria (no sensitivity sweeps). Target ≤ 60 s with both scales within
 2 % ("calibrate_error_pct"). Baseline: the previous method's cost of one iteration — scipy's
 least_squares took a 2-point finite-difference Jacobian, seven full sweeps from the unloaded pose at
@@ -195,8 +195,9 @@ def calibration_case():
 
 
 def _calibration() -> list[Figure]:
+    from jointmodeller.app.calibration import calibrate_experiment
     from jointmodeller.app.executors import dask_client
-    from jointmodeller.app.laxity import build_joint, calibrate_experiment, find_experiment, sweep_project
+    from jointmodeller.app.laxity import build_joint, find_experiment, sweep_project
     from jointmodeller.core.studies.laxity import load_sequence
 
     project, truth = calibration_case()

@@ -336,10 +336,10 @@ class Experiment:
     meant as a moment), the distance from the joint down the moving long axis at which the force
     acts; the other kinds ignore it (0 is allowed). steps: load steps from 0 to ±max; sides: "both"
     (0 → +max, then 0 → −max), "positive" or "negative" (one-sided); unload: sweep back.
-    flexion_deg: the held anatomical flexion, positive in flexion (app.laxity docstring: how it poses
-    a joint's coordinate, ``flexion_sign``). measure: which JCS quantity (e.g. "varus_valgus_deg").
+    flexion_deg: the held anatomical flexion, positive in flexion (app.laxity_frames docstring: how it
+    poses a joint's coordinate, ``flexion_sign``). measure: which JCS quantity (e.g. "varus_valgus_deg").
     axes: named anatomical landmarks in L of the fixed/moving bodies defining the joint coordinate
-    system (app.laxity.AXIS_KEYS); a moving body without a joint needs at least the fixed bone's
+    system (app.laxity_frames.AXIS_KEYS); a moving body without a joint needs at least the fixed bone's
     flexion and long axes.
     flexion_coordinate: on a project with joints, the coordinate of the moving body's joint that is
     held at flexion_deg (empty: its rotational coordinate named like "flex", else its first).

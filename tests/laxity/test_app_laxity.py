@@ -9,16 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from jointmodeller.app.laxity import (
-    calibrate_experiment,
-    compare_with_measured,
-    find_experiment,
-    import_measured,
-    laxity_command,
-    run_laxity,
-    simulated_at,
-    write_report,
-)
+from jointmodeller.app.calibration import calibrate_experiment
+from jointmodeller.app.laxity import find_experiment, run_laxity
+from jointmodeller.app.laxity_command import laxity_command
+from jointmodeller.app.laxity_report import compare_with_measured, import_measured, simulated_at, write_report
 from jointmodeller.io.measured_csv import write_measured_csv
 from jointmodeller.model.specs import MeasuredPoint
 from jointmodeller.persistence.store import ProjectStore, load_project, save_project
@@ -156,7 +150,7 @@ def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
 
 
 def test_stiffness_scale_for_a_target_laxity(project):
-    from jointmodeller.app.laxity import stiffness_scale_for_laxity
+    from jointmodeller.app.calibration import stiffness_scale_for_laxity
 
     base = run_laxity(project).summary["laxity"]
     scale = stiffness_scale_for_laxity(project, base / 2, groups=["lateral collateral", "medial collateral"],
@@ -173,7 +167,8 @@ def test_calibration_with_slack_lengths(project):
     shorter at rest and 1.25x stiffer; the fit finds both and writes the rest lengths into the new
     version. (With both groups free, four parameters fit this near-linear curve equally well: the
     reported standard errors then show the non-identifiability.)"""
-    from jointmodeller.app.laxity import build_joint, scaled_project
+    from jointmodeller.app.calibration import scaled_project
+    from jointmodeller.app.laxity import build_joint
 
     joint = build_joint(project)
     truth = scaled_project(project, joint, ["lateral collateral"], np.array([1.25]), np.array([0.97]))

@@ -121,7 +121,7 @@ def measured_project():
 def test_app_calibration_by_implicit_sensitivities_needs_no_sensitivity_sweeps(measured_project):
     """The app's default: the same scales as with sensitivity sweeps, the same decision on the bundle
     the data cannot see, in a fraction of the simulations (on this case 15 against 53)."""
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
 
     _, implicit = calibrate_experiment(measured_project, "vv")
     _, sweeps = calibrate_experiment(measured_project, "vv", sensitivities="sweeps")

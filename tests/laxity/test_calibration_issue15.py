@@ -154,7 +154,7 @@ def measured_project():
 
 
 def test_app_calibration_names_the_bundle_the_data_cannot_see(measured_project):
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
 
     seen = []
     fitted, fit = calibrate_experiment(measured_project, "vv", progress=seen.append)
@@ -173,7 +173,7 @@ def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
     """The columns' sweeps on a Dask cluster (in-process workers here, to stay fast) are the same
     sweeps from the same warm starts: the same fit."""
     distributed = pytest.importorskip("dask.distributed")
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
 
     groups = ["lateral collateral", "medial collateral"]
     _, here = calibrate_experiment(measured_project, "vv", groups=groups)
@@ -188,7 +188,7 @@ def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
 def test_app_calibration_on_local_processes_gives_the_sequential_numbers(measured_project):
     """--workers 2: spawned processes that get the project once (pool initializer) and build the
     joint once each."""
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
 
     groups = ["lateral collateral", "medial collateral"]
     _, here = calibrate_experiment(measured_project, "vv", groups=groups)
@@ -198,7 +198,7 @@ def test_app_calibration_on_local_processes_gives_the_sequential_numbers(measure
 
 
 def test_app_calibration_budget_keeps_the_best_scales(measured_project):
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
 
     fitted, fit = calibrate_experiment(measured_project, "vv", groups=["lateral collateral", "medial collateral"],
                                        max_wall_s=1e-3)

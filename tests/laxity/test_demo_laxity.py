@@ -56,7 +56,7 @@ def test_calibration_recovers_scaled_demo_bundle_stiffness():
     demo's defaults, gives back both scales within 2%."""
     from dataclasses import replace
 
-    from jointmodeller.app.laxity import calibrate_experiment
+    from jointmodeller.app.calibration import calibrate_experiment
     from jointmodeller.model.specs import MeasuredPoint
 
     base = build_demo_project()

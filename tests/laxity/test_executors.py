@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.executors import run_cases
-from jointmodeller.app.laxity import parameter_study, study_run
+from jointmodeller.app.parameter_study import parameter_study, study_run
 from jointmodeller.core.studies.laxity_examples import synthetic_laxity_case
 
 CASES = [{"stiffness_scale": (a, b), "steps": 3} for a, b in ((1.0, 1.0), (0.6, 1.0), (1.0, 1.8), (1.5, 0.7))]
@@ -46,7 +46,7 @@ def test_parameter_study_on_a_project_lands_in_one_run(project, dask_cluster):
     lax = run.series["laxity"]
     assert lax[0] > lax[1] > lax[2]
     # the same cases in this process give the same numbers
-    from jointmodeller.app.laxity import laxity_case
+    from jointmodeller.app.parameter_study import laxity_case
     direct = study_run([laxity_case({"project": project, "experiment": "vv", **c}) for c in cases], "inline")
     np.testing.assert_array_equal(direct.series["laxity"], lax)
     np.testing.assert_array_equal(direct.series["values"], run.series["values"])

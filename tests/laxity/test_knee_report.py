@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jointmodeller.app.laxity import MARKOLF_1978_ANTERIOR_MM, drawer_summary, result_to_run
+from jointmodeller.app.laxity_report import MARKOLF_1978_ANTERIOR_MM, drawer_summary, result_to_run
 from jointmodeller.core.studies.laxity import LaxityResult
 from jointmodeller.model import Experiment
 

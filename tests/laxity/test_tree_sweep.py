@@ -127,7 +127,7 @@ def test_a_mirrored_knee_gives_mirrored_answers(load_kind):
     """JCS from the joint (no axes given) on a knee and on its mirror image: flexion, anterior–posterior
     and distraction are equal; varus–valgus, internal–external and medial–lateral change sign, and a
     force along e1 or a torque about e3 (axial vectors under the mirror) is the mirror of the opposite
-    load on the other side (app.laxity docstring)."""
+    load on the other side (app.laxity_frames docstring)."""
     right = knee_like(gs_custom_joint(), load_kind)
     right = right.with_rows("experiments", (replace(right.experiments[0], axes=(), flexion_deg=15.0),))
     left = mirrored(right)
