@@ -193,16 +193,12 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     locked at ``flexion_sign · experiment.flexion_deg``, every other coordinate is free or locked as
     the project says, and each load's equilibrium is solved on the tree with the project's loads,
     gravity, the experiment's preload and tissue tone acting. on_pose(sample): each solved pose as a
-    live sample (app.mobilized.pose_sample). Returns the result and run parameters (the held
+    live sample (app.tree_studies.pose_sample). Returns the result and run parameters (the held
     coordinate and its value)."""
     from jointmodeller.app.coordinates import set_coordinates
-    from jointmodeller.app.mobilized import (
-        build_mobilized,
-        equilibrium_solver,
-        initial_state,
-        mech_kinematics_at,
-        pose_sample,
-    )
+    from jointmodeller.app.mobilized import build_mobilized, initial_state, mech_kinematics_at
+    from jointmodeller.app.tree_statics import equilibrium_solver
+    from jointmodeller.app.tree_studies import pose_sample
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
     from jointmodeller.core.studies.tree_equilibrium import rotational_speeds

@@ -220,7 +220,7 @@ def run_equilibrium(project: Project, *, progress: Progress | None = None, cance
     intermediate pose as a sample for a viewer). Summary: residuals,
     iterations, method and the natural frequencies of the linear model at the equilibrium.
     """
-    from jointmodeller.app.mobilized import run_equilibrium_mobilized
+    from jointmodeller.app.tree_studies import run_equilibrium_mobilized
 
     unknown = set(options) - {"contact", "wrapping", "t", "force_tol", "moment_tol", "max_iterations", "max_wall_s",
                               "live"}
@@ -261,7 +261,8 @@ def run_dynamics(
     digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`) or one of
     core.multibody.integrate.METHODS; the run's parameters record the method used.
     """
-    from jointmodeller.app.mobilized import needs_tree, run_dynamics_mobilized
+    from jointmodeller.app.mobilized import needs_tree
+    from jointmodeller.app.tree_studies import run_dynamics_mobilized
 
     requested = method
     method = choose_method(project, method)

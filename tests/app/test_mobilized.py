@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jointmodeller.app.mobilized import run_dynamics_mobilized
 from jointmodeller.app.studies import run_dynamics
+from jointmodeller.app.tree_studies import run_dynamics_mobilized
 from jointmodeller.model import (
     Attachment,
     ConstraintSpec,
@@ -95,7 +95,8 @@ def test_unknown_function_kind_in_a_constraint_is_reported():
 def test_a_failed_equilibrium_names_the_unbalanced_body_and_direction():
     """The message of an equilibrium that fails names the body whose coordinate is out of balance,
     the amount and the direction in ground: the slider's axis as its turned joint frames place it."""
-    from jointmodeller.app.mobilized import build_mobilized, equilibrium_solver, initial_state, unbalanced_description
+    from jointmodeller.app.mobilized import build_mobilized, initial_state
+    from jointmodeller.app.tree_statics import equilibrium_solver, unbalanced_description
 
     slide = JointSpec(type="slider", parent="upper", frame_parent=Frame((0.0, 0.0, -0.05), (0.0, 0.0, 90.0)),
                       frame_child=Frame((0.0, 0.0, 0.0), (0.0, 0.0, 90.0)), coordinates=("drawer",),
@@ -139,7 +140,9 @@ def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stif
     """When the contact equilibrium fails at the material's stiffness, it is solved again at
     ×0.1, ×0.3 and ×1 of it, each from the last one's pose; the built contact pairs are never changed."""
     import jointmodeller.app.mobilized as mob
+    import jointmodeller.app.tree_statics as statics
     from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.core.state import State
     from jointmodeller.core.studies.tree_equilibrium import TreeEquilibriumResult
 
     mp = mob.build_mobilized(build_demo_project())
@@ -153,14 +156,14 @@ def test_a_failed_contact_equilibrium_is_retried_by_continuation_in_contact_stif
         calls.append((scale, np.array(state.q)))
         ok = len(calls) > 1  # the first, at full stiffness, fails
         q = np.array(state.q) + 0.001 * len(calls)
-        return TreeEquilibriumResult(mob.State(state.t, q, np.zeros_like(state.u)), 0.0 if ok else 1.0, 0.0, ok,
+        return TreeEquilibriumResult(State(state.t, q, np.zeros_like(state.u)), 0.0 if ok else 1.0, 0.0, ok,
                                      1, 1, "equilibrium found" if ok else "no equilibrium within tolerance", [],
                                      np.zeros(len(state.u)))
 
-    monkeypatch.setattr(mob, "contact_equilibrium", fake)
+    monkeypatch.setattr(statics, "contact_equilibrium", fake)
     state = mob.initial_state(mp)
-    res = mob.equilibrium_solver(mp)(state, 1e-8, 1e-9)
-    assert [c[0] for c in calls] == [1.0, *mob.CONTACT_CONTINUATION]
+    res = statics.equilibrium_solver(mp)(state, 1e-8, 1e-9)
+    assert [c[0] for c in calls] == [1.0, *statics.CONTACT_CONTINUATION]
     np.testing.assert_allclose(calls[2][1], calls[1][1] + 0.002)  # each scale starts where the last ended
     np.testing.assert_allclose(calls[3][1], calls[2][1] + 0.003)
     assert res.converged and "continuation in contact stiffness" in res.message
