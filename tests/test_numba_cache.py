@@ -50,6 +50,7 @@ def _run(site: Path, env_extra: dict) -> subprocess.CompletedProcess:
                           text=True, timeout=300, cwd=str(site.parent))
 
 
+@pytest.mark.slow
 def test_read_only_package_caches_kernels_in_the_user_cache_folder(tmp_path):
     site = _read_only_install(tmp_path)
     home = tmp_path / "home"

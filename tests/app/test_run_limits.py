@@ -100,6 +100,7 @@ def test_runaway_strong_gravity_stops_at_its_limit_as_a_stored_failed_run(tmp_pa
     _run_limited(tmp_path, capsys, runaway("strong_gravity", tree))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tree", [False, True], ids=["free", "tree"])
 def test_runaway_stiff_ligament_stops_at_its_limit_as_a_stored_failed_run(tmp_path, capsys, tree):
     _run_limited(tmp_path, capsys, runaway("stiff_ligament", tree))

@@ -79,6 +79,7 @@ def test_grid_search_equals_exhaustive_on_1000_poses(knee):
     assert max_halvings >= 3
 
 
+@pytest.mark.slow
 @needs_numba
 def test_grid_search_equals_exhaustive_on_refined_lenhart_knee(shared_meshes):
     """Dense real meshes (femoral condyles of the 9.8k-vertex femur, tibia refined from 2.6k to 8k

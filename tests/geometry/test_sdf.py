@@ -319,6 +319,7 @@ def read_real(shared_meshes, name):
     return np.asarray(m.vertices_L, float), np.asarray(m.faces, np.int64)
 
 
+@pytest.mark.slow
 @needs_numba
 @pytest.mark.parametrize("name", REAL)
 def test_real_mesh_value_and_sign_against_exact_queries(shared_meshes, name):

@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.gui  # starts the GUI in fresh processes
+
 HEAVY = ("matplotlib", "scipy", "numba", "pyvistaqt", "pyvista.plotting", "trimesh")
 """Not imported by ``import jointmodeller.gui.main_window`` (matplotlib.pyplot and scipy.spatial with them)."""
 

@@ -30,6 +30,7 @@ def test_confidence_matches_linear_regression_formula():
     assert np.all(half > std)
 
 
+@pytest.mark.slow
 def test_calibration_recovers_stiffness_scales_within_two_percent():
     true = np.array([1.4, 0.75])
     system, p0, q0, frames = two_condyle_joint(stiffness_scale=tuple(true))

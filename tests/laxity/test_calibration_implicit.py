@@ -68,6 +68,7 @@ def test_without_a_parameter_wrench_a_sweep_carries_no_sensitivity():
     assert run_sweep(system, synthetic_protocol(frames, steps=2), p0, q0).sensitivity is None
 
 
+@pytest.mark.slow
 def test_the_fit_takes_the_simulators_own_jacobian_instead_of_difference_columns():
     """calibrate(jacobian=...): no sensitivity simulations at all (simulate_many never runs), the
     scales recovered as with columns; where the simulator has no derivative (None), columns again."""
@@ -118,6 +119,7 @@ def measured_project():
     return start.with_rows("experiments", (replace(find_experiment(start, "vv"), measured=pts),))
 
 
+@pytest.mark.slow
 def test_app_calibration_by_implicit_sensitivities_needs_no_sensitivity_sweeps(measured_project):
     """The app's default: the same scales as with sensitivity sweeps, the same decision on the bundle
     the data cannot see, in a fraction of the simulations (on this case 15 against 53)."""

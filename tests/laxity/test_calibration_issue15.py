@@ -44,6 +44,7 @@ def simulator(protocol, map_scales=lambda x: x):
     return simulate, (lambda: last["error"])
 
 
+@pytest.mark.slow
 def test_recovers_known_scales_within_the_bound_from_the_sweep_tolerance(synthetic):
     protocol, measured, truth_error = synthetic
     simulate, error = simulator(protocol)
@@ -61,6 +62,7 @@ def test_recovers_known_scales_within_the_bound_from_the_sweep_tolerance(synthet
     assert seen[-1].evaluations <= fit.evaluations and "iteration" in seen[-1].line()
 
 
+@pytest.mark.slow
 def test_a_parameter_without_effect_is_fixed_and_named(synthetic):
     protocol, measured, truth_error = synthetic
     simulate, error = simulator(protocol, lambda x: x[:2])  # the third scale reaches no tissue
@@ -75,6 +77,7 @@ def test_a_parameter_without_effect_is_fixed_and_named(synthetic):
     assert fit.as_dict()["parameters"]["unused bundle"]["fixed"]
 
 
+@pytest.mark.slow
 def test_collinear_parameters_are_grouped_by_name(synthetic):
     """Two scales that act only through their product cannot be told apart: one common scale."""
     protocol, measured, truth_error = synthetic
@@ -153,6 +156,7 @@ def measured_project():
     return start.with_rows("experiments", (replace(find_experiment(start, "vv"), measured=pts),))
 
 
+@pytest.mark.slow
 def test_app_calibration_names_the_bundle_the_data_cannot_see(measured_project):
     from jointmodeller.app.calibration import calibrate_experiment
 
@@ -169,6 +173,7 @@ def test_app_calibration_names_the_bundle_the_data_cannot_see(measured_project):
     assert fitted.spring("lateral collateral").kx[0] == pytest.approx(2e5 * lateral)
 
 
+@pytest.mark.slow
 def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
     """The columns' sweeps on a Dask cluster (in-process workers here, to stay fast) are the same
     sweeps from the same warm starts: the same fit."""
@@ -185,6 +190,7 @@ def test_app_calibration_on_dask_gives_the_sequential_numbers(measured_project):
     assert there.evaluations == here.evaluations
 
 
+@pytest.mark.slow
 def test_app_calibration_on_local_processes_gives_the_sequential_numbers(measured_project):
     """--workers 2: spawned processes that get the project once (pool initializer) and build the
     joint once each."""
@@ -207,6 +213,7 @@ def test_app_calibration_budget_keeps_the_best_scales(measured_project):
     assert fitted.spring("lateral collateral").kx == measured_project.spring("lateral collateral").kx
 
 
+@pytest.mark.slow
 def test_cli_prints_iterations_and_names_what_it_fixed(measured_project, tmp_path, capsys):
     from jointmodeller.cli import main
     from jointmodeller.persistence.store import save_project

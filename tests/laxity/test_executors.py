@@ -20,6 +20,7 @@ def dask_cluster():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_processes_and_dask_give_identical_results(dask_cluster):
     local = run_cases(synthetic_laxity_case, CASES, max_workers=2)
     seen = []

@@ -138,6 +138,7 @@ def _cli(*args):
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["gait2392_thelen2003muscle", "leg6dof9musc"])
 def test_knee_extensors_through_the_cli(shared_models, tmp_path, model):
     """import-osim, then muscle-paths over the knee: the CSV equals the study, and with the peer it

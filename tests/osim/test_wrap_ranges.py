@@ -130,6 +130,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.slow
 def test_psoas_through_the_cli(rajagopal, tmp_path):
     """import-osim, then muscle-paths over the knee: psoas lengths equal the import-time path (and
     OpenSim 4.6's, with the peer) instead of being 156.65 mm longer."""
@@ -183,6 +184,7 @@ def test_path_mode_default_is_opensim(shared_models):
         muscle_paths_run(project, "r_shoulder_elev", 0, 10, 5, path_mode="fast")
 
 
+@pytest.mark.slow
 def test_path_mode_cli_option(shared_models, tmp_path):
     path = shared_models / "arm26" / "arm26.osim"
     if not path.is_file():
@@ -204,6 +206,7 @@ def test_path_mode_cli_option(shared_models, tmp_path):
     assert "--path-mode" in help_text and "exact" in help_text
 
 
+@pytest.mark.slow
 def test_muscle_paths_bad_input_is_one_line(shared_models, tmp_path):
     """Bad arguments to `muscle-paths`: one line on stderr, exit 2, no run stored, nothing written."""
     from jointmodeller.persistence import ProjectStore

@@ -207,6 +207,7 @@ KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_save_killed_midway_leaves_a_readable_previous_version(tmp_path):
     path = tmp_path / "p.jmdb"
     save_project(path, small_project())
