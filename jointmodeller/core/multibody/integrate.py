@@ -148,16 +148,21 @@ def _err_norm(err, y, alpha):
     return np.sqrt(np.mean((err / w) ** 2))
 
 
-def _finite_or_nan(fun):
-    """fun(t, y), but NaN for a non-finite trial stage (an overflowed step is then rejected and
-    shortened, never handed to the force elements and their mesh queries)."""
+class _Rhs:
+    """The system's derivative (with constant ``tau`` if given) as integrators call it, counting the
+    calls; NaN for a non-finite trial stage (an overflowed step is then rejected and shortened,
+    never handed to the force elements and their mesh queries)."""
 
-    def rhs(t, y):
+    def __init__(self, system, tau=None) -> None:
+        self.system, self.tau, self.calls = system, tau, 0
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        self.calls += 1
         if not np.all(np.isfinite(y)):
             return np.full(y.size, np.nan)
-        return fun(t, y)
-
-    return rhs
+        if self.tau is None:
+            return self.system.derivative(t, y)
+        return self.system.derivative(t, y, self.tau)
 
 
 def simulate(system, state: State, t_end: float, accuracy: float = 1e-6, out_times=None, *,
@@ -233,14 +238,7 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
     has_con = bool(system.constraints)
     if has_con:
         from .constraints import position_error, project_positions, project_velocities
-    n_rhs = 0
-    derivative = system.derivative if tau is None else (lambda t, y: system.derivative(t, y, tau))
-    checked = _finite_or_nan(derivative)
-
-    def rhs(t, y):
-        nonlocal n_rhs
-        n_rhs += 1
-        return checked(t, y)
+    rhs = _Rhs(system, tau)
 
     def project(t, y):
         st = State(t, y[:nq], y[nq:])
@@ -334,7 +332,7 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
         ts.append(t)  # ended early: keep the state reached, not only the samples
         ys.append(y.copy())
     t_s, q_s, u_s = _samples(ts, ys, nq)
-    return Trajectory(t_s, q_s, u_s, n_steps, n_rej, n_rhs, max_cerr, status, message)
+    return Trajectory(t_s, q_s, u_s, n_steps, n_rej, rhs.calls, max_cerr, status, message)
 
 
 def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress, stop, max_steps, min_step,
@@ -346,13 +344,7 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
     nq = system.nq
     start = float(state.t)
     y0 = state.y
-    n_rhs = [0]
-    derivative = system.derivative if tau is None else (lambda t, y: system.derivative(t, y, tau))
-    checked = _finite_or_nan(derivative)
-
-    def fun(t, y):
-        n_rhs[0] += 1
-        return checked(t, y)
+    fun = _Rhs(system, tau)
 
     def normalized(y):
         return np.concatenate([system.normalize(y[:nq]), y[nq:]])
@@ -376,7 +368,7 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
     n_steps, t_last, n_short = 0, start, 0
 
     def keep_reached():
-        if solver.t > ts[-1] if ts else True:
+        if not ts or solver.t > ts[-1]:
             ts.append(float(solver.t))
             ys.append(normalized(solver.y))
 
@@ -431,7 +423,7 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
             keep_reached()
             break
     t_s, q_s, u_s = _samples(ts, ys, nq)
-    return Trajectory(t_s, q_s, u_s, n_steps, 0, n_rhs[0], 0.0, status, message)
+    return Trajectory(t_s, q_s, u_s, n_steps, 0, fun.calls, 0.0, status, message)
 
 
 @njit
