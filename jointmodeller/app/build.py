@@ -60,6 +60,7 @@ def _pad(rows: list[np.ndarray]) -> np.ndarray:
 def build_mechanical_system(
     project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None,
     coordinate_index: dict[str, int] | None = None, q0: np.ndarray | None = None,
+    contact_geometry: str = "exact",
 ) -> BuiltMechanics:
     """The MJM system and initial state of ``project``.
 
@@ -69,7 +70,8 @@ def build_mechanical_system(
     study. coordinate_index: the tree coordinates (name -> q index) when these force elements act on
     a multibody tree, and q0 its coordinates at the initial pose; conditional via points need them.
     Raises ValidationError naming the row when a reference cannot be resolved or a request cannot be
-    honoured.
+    honoured. contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance
+    fields, read from the disk cache, io.sdf_cache, or built and cached once per mesh).
     """
     problems: list[Problem] = []
     masses = list(project.masses)
@@ -271,6 +273,8 @@ def build_mechanical_system(
                 design_load=c.design_load_N,
                 dissipation=c.hunt_crossley_s_m, friction=friction,
             ))
+            if contact_geometry == "field":
+                extra[-1] = _with_cached_fields(extra[-1])
 
     # rest lengths left open: the length at the initial pose (routed or wrapped: along the path),
     # settled before the system is built (a built system is never changed)
@@ -285,6 +289,22 @@ def build_mechanical_system(
                               use_numba=use_numba)
     state = system.make_state(p0, matrix_to_quat(R_GB))
     return BuiltMechanics(system, state, names, list(tissues.names), [r["spring"] for r in rows], seqs, extra)
+
+
+def _with_cached_fields(pair):
+    """A core contact pair on the "field" geometry, its fields read from the disk cache (or built and
+    cached) with the parameters core.mechanics.contact.contact_field uses."""
+    from jointmodeller.core.mechanics.contact import contact_field_band_cells, contact_field_spacing
+    from jointmodeller.io.sdf_cache import cached_field
+
+    def field_of(surface):
+        v, f = surface.vertices_B, surface.surface.faces
+        h = contact_field_spacing(v, f)
+        return cached_field(v, f, spacing=h, band_cells=contact_field_band_cells(h, pair.field_depth)).field
+
+    sdf_a = field_of(pair.surface_a) if pair.bed in ("b", "both") else None
+    sdf_b = field_of(pair.surface_b) if pair.bed in ("a", "both") else None
+    return pair.with_geometry("field", sdf_a, sdf_b)
 
 
 def _contact_sheet(i: int, mass, mesh_B) -> tuple[np.ndarray, np.ndarray]:

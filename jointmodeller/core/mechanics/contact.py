@@ -25,7 +25,7 @@ the pair conserves momentum and angular momentum. The per-evaluation :class:`Con
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -41,10 +41,24 @@ from jointmodeller.core.geometry.collision import (
     relative_pose_B,
 )
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 METHODS = ("foundation", "mjm")
+#: how depths and normals are found: "exact" closest points on the mesh (SurfaceProximity), or
+#: "field": one lookup per bed vertex in the other surface's signed distance field (core.geometry.sdf)
+GEOMETRIES = ("exact", "field")
+#: field geometry: a bed vertex counts fully while the other surface's normal opposes its own within
+#: acos(FIELD_FACING_FULL) and not at all beyond acos(FIELD_FACING_ZERO), smoothly between (so the
+#: force stays continuous); this drops the far side of a sheet's rim, where an open surface's field
+#: changes sign across the rim's plane, as the exact query's rim and facing rules do
+FIELD_FACING_FULL = 0.6
+FIELD_FACING_ZERO = 0.3
+#: field geometry: candidates are renewed once some bed vertex moved by this fraction of the
+#: penetration limit (a renewal is one field lookup per bed vertex, so it can be small; the
+#: candidates are the vertices within twice it of the surface, a congruent joint's thin gap)
+FIELD_SLACK_FRACTION = 0.05
 #: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
 CANDIDATE_SLACK_FRACTION = 0.25
 BEDS = ("a", "b", "both")
@@ -75,6 +89,39 @@ def boundary_faces(faces: np.ndarray) -> np.ndarray:
     return (_edge_use_counts(faces) == 1).any(axis=0)
 
 
+def contact_field_spacing(vertices_B: np.ndarray, faces: np.ndarray) -> float:
+    """Lattice spacing h [m] of a contact surface's field: core.geometry.sdf's default (half the mean
+    edge, at most 1 mm)."""
+    return default_spacing(np.asarray(vertices_B, float), np.asarray(faces, np.int64))
+
+
+#: a contact field measures depths down to this many penetration limits (deeper, the depth saturates
+#: at the band: a run that deep has failed anyway, and a band as deep as the whole layer costs a
+#: build (cubic in the band) of tens of seconds)
+FIELD_DEPTH_LIMITS = 2.0
+
+
+def contact_field_band_cells(spacing: float, depth: float) -> float:
+    """Band half-width of a contact field, in cells: ``depth`` [m] (the deepest penetration measured,
+    :meth:`ContactPair.field_depth`) inside the band's accurate part (|d| ≤ w − h√3,
+    sdf.accurate_band), so depths are interpolated, not clamped, down to it."""
+    return float(max(4.0, np.ceil(depth / spacing + np.sqrt(3.0)) + 1.0))
+
+
+def contact_field(vertices_B: np.ndarray, faces: np.ndarray, depth: float) -> SignedDistanceField:
+    """The signed distance field of a contact surface for the "field" geometry, accurate down to
+    ``depth`` [m] (no disk cache: the app layer reads the same field from io.sdf_cache with
+    these parameters)."""
+    h = contact_field_spacing(vertices_B, faces)
+    return SignedDistanceField.build(vertices_B, faces, spacing=h, band_cells=contact_field_band_cells(h, depth))
+
+
+def smoothstep(x: np.ndarray) -> np.ndarray:
+    """3x² − 2x³ on [0, 1], 0 below, 1 above: a C¹ ramp."""
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(n,) each vertex's share of the mesh area: a third of the area of every face around it [m²]."""
     tri = vertices[faces]
@@ -97,6 +144,8 @@ class ContactSurface:
     proximity: SurfaceProximity = field(repr=False)
     area: np.ndarray = field(repr=False)
     closed: bool = True
+    sdf: SignedDistanceField | None = field(default=None, repr=False)
+    """The surface's signed distance field in B, for the "field" geometry (None: not built)."""
 
     @classmethod
     def from_mesh(cls, vertices_B: np.ndarray, faces: np.ndarray) -> "ContactSurface":
@@ -104,6 +153,11 @@ class ContactSurface:
         prox = SurfaceProximity.build(surface.vertices_B, surface.faces, grid=surface.grid,
                                       vertex_normals=surface.normals_B)
         return cls(surface, prox, vertex_areas(surface.vertices_B, surface.faces), is_closed(surface.faces))
+
+    def with_sdf(self, sdf: SignedDistanceField) -> "ContactSurface":
+        """This surface with its signed distance field (built by :func:`contact_field` or read from
+        the disk cache, io.sdf_cache, with the same spacing and band)."""
+        return replace(self, sdf=sdf)
 
     @cached_property
     def rim_face(self) -> np.ndarray:
@@ -219,7 +273,9 @@ class ContactPair:
     load at which MJM springs reach that penetration; dissipation: Hunt–Crossley c [s/m];
     friction: optional Stribeck law; bed: whose vertices carry the springs ("a", "b" or "both",
     the latter at half stiffness each); search_distance [m]: deepest penetration looked for
-    (default the thickness).
+    (default the thickness); geometry: "exact" (closest points on the mesh, the reference) or
+    "field" (one lookup per bed vertex in the other surface's signed distance field, depths measured
+    down to :attr:`field_depth`; for dynamics: statics' frozen contact sets need "exact").
     """
 
     def __init__(
@@ -243,7 +299,10 @@ class ContactPair:
         bed: str = "a",
         search_distance: float | None = None,
         surfaces: tuple[ContactSurface, ContactSurface] | None = None,
+        geometry: str = "exact",
     ) -> None:
+        if geometry not in GEOMETRIES:
+            raise ValueError(f"contact geometry must be one of {GEOMETRIES}, got {geometry!r}")
         if method not in METHODS:
             raise ValueError(f"contact method must be one of {METHODS}, got {method!r}")
         if bed not in BEDS:
@@ -276,6 +335,41 @@ class ContactPair:
                         ContactSurface.from_mesh(vertices_b_B, faces_b))
         self.surface_a, self.surface_b = surfaces
         self.facing_cos = FACING_COS
+        self.geometry = geometry
+        if geometry == "field":
+            self._ensure_fields()
+
+    def _ensure_fields(self) -> None:
+        """Build the field of each surface the other's bed vertices are looked up in, where missing."""
+        if self.bed in ("b", "both") and self.surface_a.sdf is None:
+            self.surface_a = self.surface_a.with_sdf(
+                contact_field(self.surface_a.vertices_B, self.surface_a.surface.faces, self.field_depth))
+        if self.bed in ("a", "both") and self.surface_b.sdf is None:
+            self.surface_b = self.surface_b.with_sdf(
+                contact_field(self.surface_b.vertices_B, self.surface_b.surface.faces, self.field_depth))
+
+    @property
+    def field_depth(self) -> float:
+        """Deepest penetration the "field" geometry measures [m]: FIELD_DEPTH_LIMITS penetration
+        limits, at most the search distance."""
+        return min(self.search_distance, FIELD_DEPTH_LIMITS * self.penetration_limit)
+
+    def with_geometry(self, geometry: str, sdf_a: SignedDistanceField | None = None,
+                      sdf_b: SignedDistanceField | None = None) -> "ContactPair":
+        """This pair finding its contact points by ``geometry`` ("exact" or "field"): a copy sharing
+        the surfaces' structures, with the given fields (else built where the geometry needs them)
+        and caches of its own."""
+        if geometry not in GEOMETRIES:
+            raise ValueError(f"contact geometry must be one of {GEOMETRIES}, got {geometry!r}")
+        out = copy.copy(self)
+        out.geometry = geometry
+        if sdf_a is not None:
+            out.surface_a = out.surface_a.with_sdf(sdf_a)
+        if sdf_b is not None:
+            out.surface_b = out.surface_b.with_sdf(sdf_b)
+        if geometry == "field":
+            out._ensure_fields()
+        return out
 
     def scaled(self, stiffness_scale: float) -> "ContactPair":
         """This pair with both laws' stiffness times ``stiffness_scale``: a copy sharing the surfaces,
@@ -318,6 +412,8 @@ class ContactPair:
         band > 0 [m]: also the vertices up to that far above the surface (depth 0, stiffness as if
         touching) — only for the anticipating tangent stiffness.
         """
+        if self.geometry == "field":
+            return self._springs_field(kin, bed_body, other, bed, surf, scale, band)
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         P_o = bed.vertices_B @ R_ob.T + p_ob
         facing = bed.surface.normals_B @ R_ob.T if surf.needs_facing else None
@@ -330,18 +426,20 @@ class ContactPair:
         offset_G = (s_o - P_o[idx]) @ R_Go.T
         smooth_n_G = cp.normal[inside] @ R_Go.T
         mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
-        area = bed.area[idx]
+        # depth along the smooth normal (as Smith2018 measures it, along the surface normal): the
+        # force k·depth·n falls to zero where a vertex leaves contact, also across an edge where
+        # its closest point turns away from the normal (k·distance along the offset would jump)
+        depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
+        return self._law(bed_body, idx, mid_G, smooth_n_G, depth, offset_G, bed.area[idx], cp.face[inside],
+                         scale, band)
+
+    def _law(self, bed_body: int, idx: np.ndarray, mid_G: np.ndarray, normal_G: np.ndarray, depth: np.ndarray,
+             offset_G: np.ndarray, area: np.ndarray, face: np.ndarray, scale: float, band: float) -> _Springs:
+        """The springs' stiffness by the pair's law, for contact points found by either geometry."""
         if self.method == "foundation":
-            # depth along the smooth normal (as Smith2018 measures it, along the surface normal): the
-            # force k·depth·n falls to zero where a vertex leaves contact, also across an edge where
-            # its closest point turns away from the normal (k·distance along the offset would jump)
-            depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
-            normal = smooth_n_G
             stiffness = scale * self.modulus_per_area * area
             lateral = 0.0
         else:
-            depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
-            normal = smooth_n_G
             ramp = 0.05 * self.penetration_limit
             if band > 0:  # anticipating: every vertex in the band counts as touching
                 n_eff = max(float(len(idx)), 1.0)
@@ -349,7 +447,57 @@ class ContactPair:
                 n_eff = max(float(np.minimum(depth / ramp, 1.0).sum()), 1.0)
             stiffness = np.full(len(idx), scale * self.mjm_total_stiffness / n_eff)
             lateral = self.lateral_ratio
-        return _Springs(bed_body, idx, mid_G, normal, depth, stiffness, lateral, offset_G, area, cp.face[inside])
+        return _Springs(bed_body, idx, mid_G, normal_G, depth, stiffness, lateral, offset_G, area, face)
+
+    def _springs_field(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
+                       surf: ContactSurface, scale: float, band: float = 0.0) -> _Springs:
+        """:meth:`_springs` by the "field" geometry: each candidate bed vertex's depth is minus the
+        other surface's signed distance field at it, its normal the field's continuous gradient
+        (``value_and_smooth_gradient``), weighted down smoothly where that normal stops opposing the
+        vertex's own (FIELD_FACING_FULL, FIELD_FACING_ZERO). The closest point is the vertex moved
+        by the depth along the normal. Force and centre of pressure differ from the exact query's by
+        the field's interpolation error (docs/sdf.md, tests/contact/test_field_contact.py)."""
+        assert surf.sdf is not None  # built in __init__ for the field geometry
+        R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
+        cand = self._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)
+        P_o = bed.vertices_B[cand] @ R_ob.T + p_ob
+        value, grad = surf.sdf.value_and_smooth_gradient(P_o)
+        length = np.linalg.norm(grad, axis=1)
+        ok = (value < band) & (length > 0.0)
+        idx, P_o, value = cand[ok], P_o[ok], value[ok]
+        n_o = grad[ok] / length[ok, None]
+        facing = -(n_o * (bed.surface.normals_B[idx] @ R_ob.T)).sum(axis=1)
+        weight = smoothstep((facing - FIELD_FACING_ZERO) / (FIELD_FACING_FULL - FIELD_FACING_ZERO))
+        keep = weight > 0.0
+        idx, P_o, value, n_o, weight = idx[keep], P_o[keep], value[keep], n_o[keep], weight[keep]
+        R_Go = kin.R_GB[other]
+        offset_o = -value[:, None] * n_o  # to the surface along the normal
+        offset_G = offset_o @ R_Go.T
+        normal_G = n_o @ R_Go.T
+        mid_G = kin.p_G[other] + (P_o + 0.5 * offset_o) @ R_Go.T
+        depth = np.maximum(-value, 0.0) * weight
+        return self._law(bed_body, idx, mid_G, normal_G, depth, offset_G, bed.area[idx],
+                         np.full(len(idx), -1, np.int64), scale, band)
+
+    def _field_candidates(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
+                          R_ob: np.ndarray, p_ob: np.ndarray, band: float) -> np.ndarray:
+        """Bed vertices within 2·slack (+ band) above the other surface's field, reused while no bed
+        vertex moved by more than the slack: the trilinear field's gradient is at most √3 long (each
+        partial derivative ≤ 1 between 1-Lipschitz nodes), so a vertex left out cannot have reached
+        the surface (value < band) since."""
+        key = ("field", bed_body, other, band)
+        slack = FIELD_SLACK_FRACTION * self.penetration_limit
+        work = self._work
+        cached = work.candidates.get(key)
+        if cached is not None:
+            R0, p0, cand = cached
+            if bed.max_displacement(R_ob, p_ob, R0, p0) <= slack:
+                return cand
+        assert surf.sdf is not None
+        value = surf.sdf.value(bed.vertices_B @ R_ob.T + p_ob)
+        cand = np.flatnonzero(value < 2.0 * slack + band)
+        work.candidates[key] = (R_ob.copy(), p_ob.copy(), cand)
+        return cand
 
     def _candidates(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
                     R_ob: np.ndarray, p_ob: np.ndarray, P_o: np.ndarray) -> np.ndarray:
@@ -583,6 +731,9 @@ class ContactPair:
         the face its closest point lies on. Same forces as :meth:`accumulate` while the set holds."""
         from jointmodeller.core.mechanics.contact_frozen import FrozenBed, FrozenContactPair
 
+        if self.geometry != "exact":
+            raise ValueError("a frozen contact set keeps the faces of the exact geometry: build the pair with "
+                             "geometry='exact' for statics")
         scale = 0.5 if self.bed == "both" else 1.0
         beds = []
         for sp in self._all_springs(kin, band=band):
