@@ -53,13 +53,16 @@ def time_call(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> flo
     return best
 
 
+#: modules of this package that are not groups: the harness, and peers' model translations that a
+#: group measures beside ours (mujoco_peer: in the dynamics group)
+NOT_GROUPS = frozenset({"harness", "__main__", "mujoco_peer"})
+
+
 def group_names() -> list[str]:
-    """All benchmark groups: the modules of this package other than the harness itself."""
+    """All benchmark groups: the modules of this package other than NOT_GROUPS."""
     import jointmodeller.bench as pkg
 
-    return sorted(
-        m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name not in {"harness", "__main__"}
-    )
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name not in NOT_GROUPS)
 
 
 def machine_info() -> dict:

@@ -41,8 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from jointmodeller.bench.harness import Figure
-
 STEP_S = 5.0e-4
 """The peer's time step (issue 17: MuJoCo at a 0.5 ms step)."""
 
@@ -346,7 +344,3 @@ def mujoco_realtime(project, t_end: float = 8.0, budget_s: float = 8.0) -> dict:
         "timestep": float(model.opt.timestep),
     }
 
-
-def run() -> list[Figure]:
-    """Nothing: the peer is measured in the ``dynamics`` group beside ours."""
-    return []
