@@ -1,11 +1,13 @@
-"""Runs as CSV tables (the GUI's File › Export run as CSV; any script can call it too).
+"""Runs as CSV tables: the GUI's File › Export run as CSV, the CLI's ``run --csv`` and
+``export-run`` (any script can call it too).
 
 One row per sample, one column per scalar of every series: a series of shape (n, k, 3) becomes k×3
 columns named ``series[label].x`` (labels from the run, e.g. the tissue names), else by index.
-``time`` comes first. Series with fewer rows than the longest (a laxity run's measured points, a
-summary value) leave their cells empty below their last row. Values are written as the shortest text
-that reads back as the same float64; units are those of the stored series (SI, as the series name
-says: ``_N``, ``_m``, ``_deg``...).
+``time`` comes first, then the run's poses as stored (model.results.BodyPoses): ``p_G[body].x``
+[m] and the unit quaternion ``q_GB[body].w`` … ``.z`` of every body. Series with fewer rows than
+the longest (a laxity run's measured points, a summary value) leave their cells empty below their
+last row. Values are written as the shortest text that reads back as the same float64; units are
+those of the stored series (SI, ``run.unit(name)``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from jointmodeller.model.results import RunRecord
 
 AXES = ("x", "y", "z")
+QUATERNION = ("w", "x", "y", "z")
 
 
 def _column_names(name: str, shape: tuple[int, ...], labels: list[str] | None) -> list[str]:
@@ -43,6 +46,13 @@ def run_table(run: RunRecord) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of a run as text cells (module docstring)."""
     names = sorted(run.series, key=lambda k: (k != "time", k))
     columns: list[tuple[str, np.ndarray]] = []
+    if "time" in run.series:
+        columns.append(("time", np.asarray(run.series["time"]).reshape(-1)))
+        names.remove("time")
+    if run.poses is not None:
+        for j, body in enumerate(run.poses.bodies):
+            columns += [(f"p_G[{body}].{a}", run.poses.p_G[:, j, i]) for i, a in enumerate(AXES)]
+            columns += [(f"q_GB[{body}].{a}", run.poses.q_GB[:, j, i]) for i, a in enumerate(QUATERNION)]
     for key in names:
         a = np.asarray(run.series[key])
         if a.dtype.kind not in "biuf":

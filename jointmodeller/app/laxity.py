@@ -304,18 +304,18 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     except SweepCancelled as stop:
         why = (f"stopped at the wall-time limit of {max_wall_s:g} s with {stop.partial.loads.size} step(s) solved"
                if timed_out[0] else "stopped by the user")
-        return result_to_run(stop.partial, experiment, "stopped", why, extra)
+        return result_to_run(stop.partial, experiment, "stopped", why, extra, project)
     except EquilibriumFailed as exc:  # keep the steps solved before, say where it stopped
         where = "the unloaded pose" if exc.load is None else f"load {exc.load:g} {load_unit(experiment)}"
         message = f"no equilibrium at {where}: {exc}"
         if exc.partial is not None:
-            return result_to_run(exc.partial, experiment, "failed", message, extra)
+            return result_to_run(exc.partial, experiment, "failed", message, extra, project)
         return RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed", message=message)
     except Exception as exc:  # the run is stored as failed, with the reason
         run = RunRecord(study="laxity", parameters={"experiment": experiment.name}, status="failed",
                         message=f"{type(exc).__name__}: {exc}")
         return run
-    run = result_to_run(result, experiment, extra_parameters=extra)
+    run = result_to_run(result, experiment, extra_parameters=extra, project=project)
     if experiment.measured:
         run.summary["fit"] = compare_with_measured(run, experiment.measured)
         if run.summary["fit"].get("note"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jointmodeller.app.run_poses import body_frames
 from jointmodeller.core.studies.calibration import CalibrationResult, fit_metrics
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES
 from jointmodeller.core.studies.laxity import (
@@ -17,7 +18,7 @@ from jointmodeller.core.studies.laxity import (
     parse_measure,
 )
 from jointmodeller.io.measured_csv import read_measured_csv
-from jointmodeller.model.results import RunRecord
+from jointmodeller.model.results import BodyPoses, RunRecord
 from jointmodeller.model.specs import Experiment, MeasuredPoint, Project
 
 MARKOLF_1978_ANTERIOR_MM = 5.5
@@ -82,8 +83,10 @@ def drawer_summary(result: LaxityResult, experiment: Experiment, flexion_coordin
 
 
 def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "completed", message: str = "",
-                  extra_parameters: dict | None = None) -> RunRecord:
-    """A RunRecord (study "laxity") holding the curves, tissue forces and the summary numbers."""
+                  extra_parameters: dict | None = None, project: Project | None = None) -> RunRecord:
+    """A RunRecord (study "laxity") holding the curves, tissue forces and the summary numbers, and
+    the moving body's pose at every load step (its BodyPoses; the body frame from ``project``, as
+    app.build makes it; without a project the run has no poses)."""
     stiff = result.stiffness() if result.loads.size >= 2 and np.ptp(result.measure) > 0 else {}
     summary = {"laxity": result.laxity, "unit": result.unit, "measure": result.measure_name,
                "stiffness": stiff, "stiffness_unit": f"{load_unit(experiment)}/{result.unit}",
@@ -106,13 +109,20 @@ def result_to_run(result: LaxityResult, experiment: Experiment, status: str = "c
         study="laxity", parameters=params, status=status, message=message,
         series={"load": result.loads, "measure": result.measure, "jcs": result.coords,
                 "tissue_tension_N": result.tissue_tension_N, "extra_force_N": result.extra_force_N,
-                "moving_p_G": result.pose_p_G, "moving_q_GB": result.pose_q_GB,
                 "iterations": result.iterations.astype(np.int64), "evaluations": result.evaluations.astype(np.int64),
                 "residual_N": result.residual_N},
-        labels={"jcs": list(COORDINATE_NAMES), "tissue_tension_N": list(result.tissue_names),
-                "moving_p_G": ["x", "y", "z"], "moving_q_GB": ["w", "x", "y", "z"]},
-        summary=summary,
+        labels={"jcs": list(COORDINATE_NAMES), "tissue_tension_N": list(result.tissue_names)},
+        summary=summary, poses=None if project is None else moving_poses(project, experiment.moving_body, result),
     )
+
+
+def moving_poses(project: Project, body: str, result: LaxityResult) -> BodyPoses:
+    """The pose of the swept ``body`` at each load step (p_G (k, 1, 3), unit q_GB (k, 1, 4))."""
+    R_BL, com_L = body_frames(project)
+    i = [m.name for m in project.masses].index(body)
+    p = np.asarray(result.pose_p_G, float).reshape(-1, 1, 3)
+    q = np.asarray(result.pose_q_GB, float).reshape(-1, 1, 4)
+    return BodyPoses((body,), p, q / np.linalg.norm(q, axis=-1, keepdims=True), R_BL[i:i + 1], com_L[i:i + 1])
 
 
 def import_measured(project: Project, experiment_name: str | None, csv_path) -> Project:

@@ -15,8 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from jointmodeller.core.spatial_math import quat_to_matrix
-from jointmodeller.model.results import RunRecord
+from jointmodeller.model.results import BodyPoses, RunRecord, concat_poses
 from jointmodeller.model.specs import Project
 
 STREAM_HZ = 90.0
@@ -30,17 +29,11 @@ CONTACT_SAMPLE_HZ = 2.0
 """Contact patches are evaluated for display at most this often (each costs a contact evaluation)."""
 
 
-def mesh_poses(system, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where to draw each mesh for states ys (k, 13n): mesh_R_GL (k, n, 3, 3), mesh_origin_G (k, n, 3)
-    (vertex_G = origin + R_GL v_L); quaternions are normalised first."""
-    n = system.n_bodies
-    k = ys.shape[0]
-    p = ys[:, : 3 * n].reshape(k, n, 3)
-    q = ys[:, 3 * n: 7 * n].reshape(k, n, 4)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    from jointmodeller.app.studies import mesh_frames  # not at import: the GUI starts without the studies
+def stream_poses(system, names: list[str], ys: np.ndarray) -> BodyPoses:
+    """The poses of states ys (k, 13n) (quaternions normalised), as a run stores them."""
+    from jointmodeller.app.run_poses import poses_of_states  # the GUI starts without the numerics
 
-    return mesh_frames(system, p, quat_to_matrix(q))
+    return poses_of_states(system, names, ys)
 
 
 def _tissue_ends(system, kin) -> tuple[np.ndarray, np.ndarray]:
@@ -89,8 +82,8 @@ class StepStreamer:
     time: the last is the accepted state, the others come from the integrator's dense output of the
     step. When steps are quicker than the slots, only accepted states are sent (at most one per slot).
 
-    A batch is a dict of stacked arrays: time (k,), step (k,) (index of the accepted step), mesh_R_GL
-    (k, n, 3, 3), mesh_origin_G (k, n, 3), tissue_force_N (k, m) and tissue_paths_G (k lists of
+    A batch is a dict of stacked arrays: time (k,), step (k,) (index of the accepted step), poses
+    (model.results.BodyPoses of k samples), tissue_force_N (k, m) and tissue_paths_G (k lists of
     (k_i, 3)) when known, contact_points_G / contact_pressure_Pa of the last state (at most
     CONTACT_SAMPLE_HZ), step_wall_s, labels and ``"batch": True``. Tissue forces and wrapped paths
     are solved at accepted states within an EXTRAS_DUTY share of the wall time and blended between
@@ -158,12 +151,11 @@ class StepStreamer:
 
     def _batch(self, ts: np.ndarray, ys: np.ndarray, now: float) -> dict:
         system = self.system
-        R_GL, origin = mesh_poses(system, ys)
         k = len(ts)
         self.states_sent += k
-        batch = {"batch": True, "time": ts, "step": np.full(k, self.steps), "mesh_R_GL": R_GL,
-                 "mesh_origin_G": origin, "step_wall_s": float(now - self._step_wall),
-                 "labels": {"mesh_R_GL": self.names, "tissue_force_N": self.tissue_names}}
+        batch = {"batch": True, "time": ts, "step": np.full(k, self.steps),
+                 "poses": stream_poses(system, self.names, ys), "step_wall_s": float(now - self._step_wall),
+                 "labels": {"tissue_force_N": self.tissue_names}}
         t = float(ts[-1])
         spent_ok = self._extras_s <= EXTRAS_DUTY * (now - self._started)
         with_contact = bool(self.contacts) and spent_ok and now - self._last_contact >= 1.0 / CONTACT_SAMPLE_HZ
@@ -213,8 +205,8 @@ def split_batch(batch: dict) -> list[dict]:
     forces = batch.get("tissue_force_N")
     out = []
     for j in range(k):
-        s = {"time": float(batch["time"][j]), "step": int(batch["step"][j]), "mesh_R_GL": batch["mesh_R_GL"][j],
-             "mesh_origin_G": batch["mesh_origin_G"][j], "labels": batch["labels"]}
+        s = {"time": float(batch["time"][j]), "step": int(batch["step"][j]), "poses": batch["poses"].take([j]),
+             "labels": batch["labels"]}
         if forces is not None:
             s["tissue_force_N"] = forces[j]
         if paths is not None:
@@ -288,14 +280,16 @@ def keep_streamed(run: RunRecord, built, streamed: list[tuple[np.ndarray, np.nda
         pick = np.unique(np.linspace(0, len(ts) - 1, KEEP_STREAMED_MAX).round().astype(int))
         ts, ys = ts[pick], ys[pick]
     try:
-        extra, _ = state_series(built, ts, ys)
+        poses, extra, _ = state_series(built, ts, ys)
     except Exception:  # the stored run must not be lost to its extra samples
         return run
     if set(run.series) != set(extra) or any(
-            np.asarray(run.series[k]).shape[1:] != np.asarray(extra[k]).shape[1:] for k in extra):
+            np.asarray(run.series[k]).shape[1:] != np.asarray(extra[k]).shape[1:] for k in extra) or (
+            run.poses is None or run.poses.bodies != poses.bodies):
         return run
     order = np.argsort(np.concatenate([have, ts]), kind="stable")
     run.series = {k: np.concatenate([np.asarray(run.series[k]), np.asarray(extra[k])])[order] for k in run.series}
+    run.poses = concat_poses([run.poses, poses]).take(order)
     run.summary = dict(run.summary, streamed_states_kept=int(len(ts)))
     run.message = (run.message + "; " if run.message else "") + f"{len(ts)} streamed states kept"
     return run
@@ -319,7 +313,8 @@ def study_function(study: str, project: Project, **options) -> Callable:
     return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 
-__all__ = ["STREAM_HZ", "StepStreamer", "keep_streamed", "live_dynamics", "mesh_poses", "split_batch", "study_function"]
+__all__ = ["STREAM_HZ", "StepStreamer", "keep_streamed", "live_dynamics", "split_batch", "stream_poses",
+           "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0

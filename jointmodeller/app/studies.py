@@ -1,7 +1,8 @@
 """Use cases: run the equilibrium and dynamics studies on a project and return a RunRecord.
 
 The CLI and the GUI call these; they build the MJM system (app.build), run the core study and turn
-the states into named series (poses of every body, each tissue's length, strain and force).
+the states into a run: the poses of every body (model.results.BodyPoses) and named series (each
+tissue's length, strain and force, velocities, kinetic energy, contact forces).
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from typing import Callable
 import numpy as np
 
 from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
+from jointmodeller.app.run_poses import poses_of_states, rotations_GB
 from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.multibody.integrate import METHODS, PROJECTED_METHOD, Trajectory, report_times, simulate
-from jointmodeller.core.spatial_math import matrix_to_euler, quat_to_matrix
 from jointmodeller.model.errors import Problem, ValidationError
-from jointmodeller.model.results import RunRecord
+from jointmodeller.model.results import BodyPoses, RunRecord
 from jointmodeller.model.specs import Project
 
 Progress = Callable[[float], None]
@@ -132,35 +133,24 @@ class PoseProgress:
         self.progress(self.fraction, sample)
 
 
-def mesh_frames(system: MechanicalSystem, p_G: np.ndarray, R_GB: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where to draw each mesh for bodies at centres of mass p_G (k, n, 3) turned R_GB (k, n, 3, 3):
-    mesh_R_GL (k, n, 3, 3) and mesh_origin_G (k, n, 3), vertex_G = origin + R_GL v_L."""
-    R_GL = R_GB @ system.bodies.R_BL[None]
-    return R_GL, p_G - np.einsum("knij,nj->kni", R_GL, system.bodies.com_L)
-
-
 def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
-                 tree_q: np.ndarray | None = None) -> tuple[dict, dict]:
-    """Series and labels of sampled states ys (k, 13n) at times (k,); tree_q (k, nq): the tree's
-    coordinates at each sample when the states come from a multibody tree (conditional via points).
+                 tree_q: np.ndarray | None = None) -> tuple[BodyPoses, dict, dict]:
+    """Poses, named series and labels of sampled states ys (k, 13n) at times (k,); tree_q (k, nq):
+    the tree's coordinates at each sample when the states come from a multibody tree (conditional
+    via points).
 
-    body_p_G (k, n, 3) centre of mass; body_q_GB (k, n, 4); body_R_GB (k, n, 3, 3);
-    mesh_R_GL (k, n, 3, 3) and mesh_origin_G (k, n, 3): where to draw each mesh (vertex_G =
-    mesh_origin_G + mesh_R_GL v_L); body_euler_deg (k, n, 3): orientation of L in G in each mass's
-    Euler sequence; body_v_G, body_w_G (k, n, 3); tissue_length_m, tissue_strain, tissue_force_N
-    (k, m) (strain = (L - L0)/L0 for axial tissues, |deflection| / rest length for bushings, NaN
-    where L0 = 0); kinetic_energy_J (k,); contact_force_G (k, c, 3) per contact pair.
+    Poses: model.results.BodyPoses of every body (the run's one pose encoding; rotation matrices,
+    mesh frames and Euler angles are derived from it by app.run_poses). Series: time (k,) [s];
+    body_v_G, body_w_G (k, n, 3) velocity of the centre of mass and angular velocity in G;
+    tissue_length_m, tissue_strain, tissue_force_N (k, m) (strain = (L - L0)/L0 for axial tissues,
+    |deflection| / rest length for bushings, NaN where L0 = 0); kinetic_energy_J (k,);
+    contact_force_G (k, c, 3) per contact pair.
     """
     system: MechanicalSystem = built.system
-    n = system.n_bodies
+    ys = np.asarray(ys, float)
     k = len(times)
-    p = ys[:, : 3 * n].reshape(k, n, 3)
-    q = ys[:, 3 * n: 7 * n].reshape(k, n, 4)
-    v = ys[:, 7 * n: 10 * n].reshape(k, n, 3)
-    w_B = ys[:, 10 * n:].reshape(k, n, 3)
-    R_GB = quat_to_matrix(q)
-    R_GL, origin = mesh_frames(system, p, R_GB)
-    euler = np.stack([np.degrees(matrix_to_euler(R_GL[:, i], built.euler_sequences[i])) for i in range(n)], axis=1)
+    poses = poses_of_states(system, built.body_names, ys)
+    _, _, v, w_B = system.split(ys)
     m = system.tissues.count
     length = np.zeros((k, m))
     force = np.zeros((k, m))
@@ -184,28 +174,20 @@ def state_series(built: BuiltMechanics, times: np.ndarray, ys: np.ndarray,
         strain = np.where(ref > 0, elong / np.where(ref > 0, ref, 1.0), np.nan)
     series = {
         "time": np.asarray(times, float),
-        "body_p_G": p,
-        "body_q_GB": q,
-        "body_R_GB": R_GB,
-        "mesh_R_GL": R_GL,
-        "mesh_origin_G": origin,
-        "body_euler_deg": euler,
-        "body_v_G": v,
-        "body_w_G": np.einsum("knij,knj->kni", R_GB, w_B),
+        "body_v_G": np.array(v),
+        "body_w_G": np.einsum("knij,knj->kni", rotations_GB(poses), w_B),
         "tissue_length_m": length,
         "tissue_strain": strain,
         "tissue_force_N": force,
         "kinetic_energy_J": ke,
     }
-    body_keys = ("body_p_G", "body_q_GB", "body_R_GB", "mesh_R_GL", "mesh_origin_G", "body_euler_deg", "body_v_G",
-                 "body_w_G")
-    labels = {key: list(built.body_names) for key in body_keys}
+    labels = {key: list(built.body_names) for key in ("body_v_G", "body_w_G")}
     for key in ("tissue_length_m", "tissue_strain", "tissue_force_N"):
         labels[key] = list(built.tissue_names)
     if n_contacts:
         series["contact_force_G"] = contact_G
         labels["contact_force_G"] = [getattr(c, "name", f"contact {i + 1}") for i, c in enumerate(built.contacts)]
-    return series, labels
+    return poses, series, labels
 
 
 def run_equilibrium(project: Project, *, progress: Progress | None = None, cancel=None, **options) -> RunRecord:
@@ -284,9 +266,9 @@ def run_dynamics(
                     on_step=None if hook is None else (lambda t, y, interpolate: budget.timed(hook, t, y, interpolate)))
     budget.judge(traj, t_end)
     wall = time.perf_counter() - started
-    series, labels = state_series(built, traj.t, traj.y)
+    poses, series, labels = state_series(built, traj.t, traj.y)
     return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message,
-                     series=series, labels=labels, summary=dynamics_summary(traj, wall))
+                     series=series, labels=labels, summary=dynamics_summary(traj, wall), poses=poses)
 
 
 def dynamics_summary(traj: Trajectory, wall_s: float) -> dict:

@@ -22,12 +22,14 @@ Progress = Callable[[float], None]
 
 def pose_sample(mp: MobilizedProject, q: np.ndarray, t: float = 0.0) -> dict:
     """A live sample of the tree at rest at coordinates q (what render.frames.frame_from_sample
-    draws): every series of app.studies.state_series at that pose, without the sample axis, with
-    their labels — so a quasi-static study can show each pose it solves."""
+    draws): its poses ("poses", one sample) and every series of app.studies.state_series at that
+    pose, without the sample axis, with their labels — so a quasi-static study can show each pose it
+    solves."""
     q = np.asarray(q, float)[None]
     ys = _mech_states(mp, q, np.zeros((1, mp.model.system.nu)))
-    series, labels = state_series(mp.built, np.array([float(t)]), ys, q)
-    sample = {k: np.asarray(v)[0] for k, v in series.items()}
+    poses, series, labels = state_series(mp.built, np.array([float(t)]), ys, q)
+    sample: dict = {k: np.asarray(v)[0] for k, v in series.items()}
+    sample["poses"] = poses
     sample["labels"] = labels
     return sample
 
@@ -36,9 +38,8 @@ def _mech_states(mp: MobilizedProject, q: np.ndarray, u: np.ndarray) -> np.ndarr
     """MJM state vectors (k, 13n) of tree states, so app.studies reports them the same way."""
     system = mp.model.system
     mech = mp.built.system
-    n = mech.n_bodies
     y0 = mp.built.state.y
-    out = np.empty((len(q), 13 * n))
+    out = np.empty((len(q), mech.nq + mech.nu))
     for k in range(len(q)):  # one pass per report sample, after the run
         bk = mp.bridge.mech_kinematics(system.body_kinematics(system.kinematics(q[k], u[k])))
         y = y0.copy()
@@ -98,12 +99,12 @@ def run_dynamics_mobilized(
                     progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,
                     on_step=None if hook is None else live_view(hook))
     budget.judge(traj, t_end)
-    series, labels = state_series(mp.built, traj.t, _mech_states(mp, traj.q, traj.u), traj.q)
+    poses, series, labels = state_series(mp.built, traj.t, _mech_states(mp, traj.q, traj.u), traj.q)
     series["q"], series["u"] = traj.q, traj.u
     summary = dynamics_summary(traj, time.perf_counter() - started)
     summary["max_constraint_error"] = traj.max_constraint_error
     return RunRecord(study="dynamics", parameters=params, status=traj.status, message=traj.message, series=series,
-                     labels=labels, summary=summary)
+                     labels=labels, summary=summary, poses=poses)
 
 
 def run_equilibrium_mobilized(
@@ -175,9 +176,9 @@ def run_equilibrium_mobilized(
         summary["wall_time_s"] = time.perf_counter() - started
     q = np.asarray(q, float)[None]
     u = np.zeros((1, system.nu))
-    series, labels = state_series(mp.built, np.array([t_load]), _mech_states(mp, q, u), q)
+    poses, series, labels = state_series(mp.built, np.array([t_load]), _mech_states(mp, q, u), q)
     series["q"] = q
     names = {k: n for n, k in mp.model.qindex.items()}
     labels["q"] = [names.get(k, f"q{k}") for k in range(system.nq)]
     return RunRecord(study="equilibrium", parameters=params, status=status, message=message, series=series,
-                     labels=labels, summary=summary)
+                     labels=labels, summary=summary, poses=poses)

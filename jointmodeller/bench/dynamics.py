@@ -143,12 +143,17 @@ def _demo_figures() -> list[Figure]:
         value, note_full = _realtime(full.system, full.state, 0.2, 1e-4, choose_method(project))
         explicit, note_explicit = _realtime(full.system, full.state, 0.2, 1e-4, "DOP853")
         base, note_bare = _realtime(bare.system, bare.state, 0.2, 1e-3)
+        field = build_mechanical_system(project, contact_geometry="field")
+        on_field, note_field = _realtime(field.system, field.state, 0.2, 1e-4, choose_method(project))
         peer, peer_note = _mujoco_peer(project, value)
         return [Figure("demo_realtime_factor", value, "sim s/wall s", base,
                        "demo with straight tissues, no contact", lower_is_better=False,
                        note=(f"demo elbow at 4 digits, the app's integrator choice (auto); full model: {note_full}; "
                              f"the same with DOP853: {explicit:.3g} ({note_explicit}); baseline: {note_bare}; "
                              f"peer: {peer_note}")),
+                Figure("demo_realtime_factor_field", on_field, "sim s/wall s", value,
+                       "demo_realtime_factor: the same run on the exact contact geometry", lower_is_better=False,
+                       note=f"contact on signed distance fields (geometry 'field', issue 17 item 1): {note_field}"),
                 *peer]
     except ImportError:
         system, state = two_bone_ligaments(bushing_k=2e4)

@@ -36,16 +36,19 @@ def run() -> list[Figure]:
     def tree():
         return run_equilibrium(project)
 
+    free_system: list = []
+
     def free_body():
         built = build_mechanical_system(project)
+        free_system[:] = [built.system]
         return solve_equilibrium(built.system, built.state)
 
     tree()
     free_body()
     t_tree, run = _best(tree)
     t_free, res = _best(free_body)
-    p_tree = run.series["body_p_G"][-1]
-    p_free = res.state.q[: p_tree.size].reshape(p_tree.shape)  # q = [p_G, q_GB] of the free-body path
+    p_tree = run.poses.p_G[-1]
+    p_free, _ = free_system[0].positions(res.state)
     dp = float(np.abs(p_tree - p_free).max())
     note = (f"tree {run.status}, residual {run.summary.get('residual_force_N', float('nan')):.2g} N, "
             f"{run.summary.get('iterations')} iterations; free body converged={res.converged}, residual "

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from jointmodeller.app.picking import mass_pose
+from jointmodeller.app.run_poses import poses_from_mesh_frames
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
@@ -48,9 +49,9 @@ w.close()
 def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, angle_rad: float = 0.8):
     """fn(progress, cancel) -> RunRecord; each step burns ``work_s`` of CPU in numpy (holding the GIL
     in short pieces as solver code does) and reports a sample with the poses of every mass."""
-    names = [m.name for m in project.masses]
     poses = [mass_pose(m) for m in project.masses]
     m_att = len(project.attachments)
+    tissues = [a.name for a in project.attachments]
 
     def fn(progress, cancel):
         times, Rs, origins, fs = [], [], [], []
@@ -73,13 +74,13 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
             Rs.append(R)
             origins.append(origin)
             fs.append(f)
-            progress(t, {"time": t, "mesh_R_GL": R, "mesh_origin_G": origin, "tissue_force_N": f,
-                         "labels": {"mesh_R_GL": names}})
+            progress(t, {"time": t, "poses": poses_from_mesh_frames(project, R[None], origin[None]),
+                         "tissue_force_N": f, "labels": {"tissue_force_N": tissues}})
         return RunRecord(study="dynamics", status=status,
-                         series={"time": np.array(times), "mesh_R_GL": np.array(Rs),
-                                 "mesh_origin_G": np.array(origins),
-                                 "tissue_force_N": np.array(fs).reshape(len(times), m_att)},
-                         labels={"mesh_R_GL": names, "tissue_force_N": [a.name for a in project.attachments]})
+                         series={"time": np.array(times), "tissue_force_N": np.array(fs).reshape(len(times), m_att)},
+                         labels={"tissue_force_N": tissues},
+                         poses=poses_from_mesh_frames(project, np.array(Rs).reshape(-1, len(poses), 3, 3),
+                                                      np.array(origins).reshape(-1, len(poses), 3)))
 
     return fn
 

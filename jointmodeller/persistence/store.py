@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 from jointmodeller.model.codec import row_from_data, row_to_data
 from jointmodeller.model.errors import Problem, ProjectFileError, ValidationError
 from jointmodeller.model.mesh import MeshData
-from jointmodeller.model.results import RunRecord
+from jointmodeller.model.results import LEGACY_POSE_SERIES, POSE_FIELDS, BodyPoses, RunDataError, RunRecord
 from jointmodeller.model.specs import (
     GROUND,
     Attachment,
@@ -70,6 +70,10 @@ FEATURE_SECTIONS = {"contacts": ContactPair, "constraints": ConstraintSpec, "exp
 DRAFT_SECTION = "draft"
 """feature_rows section holding a project saved with problems (one row)."""
 SERIES_DTYPES = {"float64": "<f8", "float32": "<f4", "int64": "<i8", "int32": "<i4", "bool": "|b1"}
+POSE_PREFIX = "pose:"
+"""run_series rows named ``pose:p_G``, ``pose:q_GB``, ``pose:R_BL``, ``pose:com_L`` hold a run's
+BodyPoses (their body names in runs.bodies); every other row is a named series."""
+POSE_UNITS = {"p_G": "m", "q_GB": "1", "R_BL": "1", "com_L": "m"}
 
 
 def _engine(path: Path) -> Engine:
@@ -421,15 +425,23 @@ class ProjectStore:
 
     # -------------------------------------------------------------------- results
     def save_run(self, run: RunRecord) -> int:
-        """Store a run with its series in one transaction; returns its id."""
+        """Store a run with its poses and series in one transaction; returns its id. A run that breaks
+        the schema (model.results.RunRecord.check) is refused with ValueError naming the field."""
+        run.check()
         with self._session(write=True) as s:
             row = RunRow(study=run.study, parameters=json.dumps(run.parameters, sort_keys=True),
                          status=run.status, message=run.message, created=run.created,
                          labels=json.dumps(run.labels, sort_keys=True),
-                         summary=json.dumps(run.summary, sort_keys=True))
+                         summary=json.dumps(run.summary, sort_keys=True),
+                         bodies=json.dumps([] if run.poses is None else list(run.poses.bodies)))
+            if run.poses is not None:
+                for name, values in run.poses.arrays().items():
+                    dtype, shape, data = _array_to_blob(values)
+                    row.series.append(SeriesRow(name=POSE_PREFIX + name, dtype=dtype, shape=shape, data=data,
+                                                unit=POSE_UNITS[name]))
             for name, values in run.series.items():
                 dtype, shape, data = _array_to_blob(values)
-                row.series.append(SeriesRow(name=name, dtype=dtype, shape=shape, data=data))
+                row.series.append(SeriesRow(name=name, dtype=dtype, shape=shape, data=data, unit=run.unit(name)))
             s.add(row)
             s.flush()
             run.id = row.id
@@ -454,14 +466,49 @@ class ProjectStore:
                 s.delete(row)
 
     def _run(self, r: RunRow, with_series: bool) -> RunRecord:
+        """The run of row ``r``, checked: damaged JSON, a damaged array, a pose that breaks the schema
+        (shapes, finiteness, unit quaternions) or a pose series of an older schema left unmigrated is
+        a ProjectFileError naming the file, the run and the field."""
+        where = f"{self.path}: run {r.id}"
         try:
-            series = {x.name: _blob_to_array(x.dtype, x.shape, x.data, f"run {r.id} › {x.name}")
-                      for x in r.series} if with_series else {}
-            return RunRecord(study=r.study, parameters=json.loads(r.parameters), status=r.status,
-                             message=r.message, series=series, labels=json.loads(r.labels),
-                             summary=json.loads(r.summary), created=r.created, id=r.id)
-        except json.JSONDecodeError as exc:
-            raise ProjectFileError(f"{self.path}: run {r.id} is damaged ({exc})") from None
+            parameters, labels, summary = json.loads(r.parameters), json.loads(r.labels), json.loads(r.summary)
+            bodies = json.loads(r.bodies)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ProjectFileError(f"{where} is damaged ({exc})") from None
+        if not isinstance(parameters, dict) or not isinstance(labels, dict) or not isinstance(summary, dict):
+            raise ProjectFileError(f"{where} is damaged (its parameters, labels or summary are not tables)")
+        series: dict[str, np.ndarray] = {}
+        pose: dict[str, np.ndarray] = {}
+        units: dict[str, str] = {}
+        for x in (r.series if with_series else ()):
+            a = _blob_to_array(x.dtype, x.shape, x.data, f"{where} › {x.name}")
+            if x.name.startswith(POSE_PREFIX):
+                key = x.name[len(POSE_PREFIX):]
+                if key not in POSE_FIELDS:
+                    raise ProjectFileError(f"{where} › {x.name}: not a pose field of this schema "
+                                           f"({', '.join(POSE_FIELDS)})")
+                pose[key] = a
+            elif x.name in LEGACY_POSE_SERIES:  # the migration could not convert it
+                raise ProjectFileError(f"{where} › {x.name}: a pose series of an older schema that could not be "
+                                       "migrated (damaged or inconsistent); delete the run")
+            else:
+                series[x.name] = a
+                units[x.name] = x.unit if isinstance(x.unit, str) else ""
+        try:
+            poses = None
+            if pose or (with_series and bodies):
+                missing = [f for f in POSE_FIELDS if f not in pose]
+                if missing:
+                    raise RunDataError(missing[0], "is missing from the run's poses")
+                if not isinstance(bodies, list):
+                    raise RunDataError("bodies", "is not a list of body names")
+                poses = BodyPoses(tuple(bodies), **pose)
+            run = RunRecord(study=r.study, parameters=parameters, status=r.status, message=r.message, series=series,
+                            labels=labels, summary=summary, created=r.created, id=r.id, poses=poses, units=units)
+            run.check()
+        except RunDataError as exc:
+            raise ProjectFileError(f"{where} › {exc}") from None
+        return run
 
 
 def save_project(path: str | os.PathLike, project: Project, *, touch: bool = True, runs: str = "keep",

@@ -152,6 +152,7 @@ class RunRow(Base):
     created: Mapped[str] = mapped_column(String(40))
     labels: Mapped[str] = mapped_column(Text)
     summary: Mapped[str] = mapped_column(Text)
+    bodies: Mapped[str] = mapped_column(Text, default="[]")
     series: Mapped[list["SeriesRow"]] = relationship(cascade="all, delete-orphan", order_by="SeriesRow.id")
 
 
@@ -163,3 +164,4 @@ class SeriesRow(Base):
     dtype: Mapped[str] = mapped_column(String(16))
     shape: Mapped[str] = mapped_column(Text)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+    unit: Mapped[str] = mapped_column(Text, default="")

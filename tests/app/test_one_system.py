@@ -9,6 +9,7 @@ from scipy.optimize import brentq
 
 from jointmodeller.app.build import build_mechanical_system
 from jointmodeller.app.coordinates import coordinate_table, set_coordinates
+from jointmodeller.app.run_poses import rotations_GB
 from jointmodeller.app.studies import run_dynamics, run_equilibrium
 from jointmodeller.model import (
     Attachment,
@@ -220,10 +221,10 @@ def test_tree_dynamics_streams_its_states_to_the_live_hook():
         # the step's dense output ends on the step's solution, which projection onto the locked
         # coordinate moves by at most the accuracy (1e-8)
         np.testing.assert_allclose(at_end, y, atol=1e-7)
-    k = run.labels["body_p_G"].index("bone")
+    k = run.poses.index("bone")
     reported = [int(np.argmin(np.abs(times - t))) for t in run.series["time"][1:]]  # steps end on report times
     np.testing.assert_allclose(times[reported], run.series["time"][1:], atol=1e-12)
-    np.testing.assert_allclose(np.array([seen[i][3][k] for i in reported]), run.series["body_p_G"][1:, k], atol=1e-14)
+    np.testing.assert_allclose(np.array([seen[i][3][k] for i in reported]), run.poses.p_G[1:, k], atol=1e-14)
 
 
 def test_tree_linear_model_gives_the_pendulum_frequency():
@@ -275,8 +276,8 @@ def test_demo_equilibrium_on_the_tree_is_the_free_body_solvers():
         tree = run_equilibrium(variant)
         assert tree.status == "completed", tree.message
         assert "frozen contact sets" in tree.summary["method"]
-        np.testing.assert_allclose(tree.series["body_p_G"][-1], kin.p_G, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(tree.series["body_R_GB"][-1], kin.R_GB, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(tree.poses.p_G[-1], kin.p_G, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(rotations_GB(tree.poses)[-1], kin.R_GB, rtol=0, atol=1e-9)
     # the linear models (tree: central differences in joint coordinates; free body: tissues analytic,
     # contact on its frozen set) agree on the softest mode, which symmetrising K barely touches
     modes = natural_modes(assemble_linear_model(built.system, oracle.state))
@@ -304,10 +305,10 @@ def test_an_all_free_project_moves_alike_on_the_free_body_path_and_on_explicit_f
     assert a.parameters["method"] == ("DOP853" if method == "auto" else "DOPRI5")
     assert a.status == b.status == "completed", (a.message, b.message)
     assert b.parameters.get("system") == "tree"
-    moved = np.abs(a.series["body_p_G"][-1] - a.series["body_p_G"][0]).max()
+    moved = np.abs(a.poses.p_G[-1] - a.poses.p_G[0]).max()
     assert moved > 1e-3  # the bone really swings
-    np.testing.assert_allclose(b.series["body_p_G"], a.series["body_p_G"], rtol=0, atol=1e-10)
-    np.testing.assert_allclose(b.series["body_R_GB"], a.series["body_R_GB"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(b.poses.p_G, a.poses.p_G, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(rotations_GB(b.poses), rotations_GB(a.poses), rtol=0, atol=1e-10)
 
 
 def test_muscle_paths_runs_from_the_registry_with_lengths_and_moment_arms_by_hand():
@@ -354,7 +355,7 @@ def test_a_bone_released_far_from_hanging_settles_by_damped_dynamics_then_newton
     run = run_equilibrium(project)
     assert run.status == "completed", run.message
     assert "damped dynamics" in run.message
-    com = run.series["body_p_G"][-1][1]
+    com = run.poses.p_G[-1][1]
     np.testing.assert_allclose(com[:2], [0.0, 0.0], atol=1e-7)
     assert com[2] < -0.05
     assert run.series["tissue_force_N"][-1][0] == pytest.approx(mass * G, rel=1e-6)

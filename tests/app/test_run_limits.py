@@ -84,8 +84,8 @@ def _run_limited(tmp_path, capsys, project: Project):
     assert run.status == "failed" and run.message, run.message
     assert ("wall-time limit" in run.message or "step limit" in run.message or "diverged" in run.message), run.message
     assert run.summary["wall_time_s"] <= LIMIT_S + OVERRUN_S
-    assert run.series["time"].size >= 1 and run.series["body_p_G"].shape[0] == run.series["time"].size
-    assert np.all(np.isfinite(run.series["body_p_G"]))
+    assert run.series["time"].size >= 1 and run.poses.p_G.shape[0] == run.series["time"].size
+    assert np.all(np.isfinite(run.poses.p_G))
     assert run.parameters["max_wall_s"] == LIMIT_S and run.parameters["max_steps"] == STEP_LIMIT
     return run
 

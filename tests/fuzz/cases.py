@@ -179,11 +179,14 @@ def _project():
 def base_project(path: Path) -> None:
     from jointmodeller.model.results import RunRecord
     from jointmodeller.persistence import ProjectStore, save_project
+    from tests.model.run_factories import turning_poses
 
     save_project(path, _project(), touch=False)
+    t = np.linspace(0.0, 0.1, 3)
     run = RunRecord(study="dynamics", parameters={"t_end": 0.1}, status="completed",
-                    series={"time": np.linspace(0.0, 0.1, 3), "body_p_G": np.zeros((3, 2, 3))},
-                    labels={"body_p_G": ["humerus", "ulna"]}, summary={"steps": 3}, created=STAMP)
+                    series={"time": t, "tissue_force_N": np.zeros((3, 2))},
+                    labels={"tissue_force_N": ["MCL", "LCL"]}, summary={"steps": 3}, created=STAMP,
+                    poses=turning_poses(t))
     with ProjectStore(path) as store:
         store.save_run(run)
 

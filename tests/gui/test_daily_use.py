@@ -253,14 +253,14 @@ def test_a_stopped_dynamics_run_keeps_every_streamed_state(small_project):
 
 def _synthetic_run():
     from jointmodeller.model.results import RunRecord
+    from tests.model.run_factories import turning_poses
 
     t = np.linspace(0.0, 1.0, 11)
     return RunRecord("dynamics", {"t_end": 1.0}, series={
         "time": t, "tissue_force_N": np.stack([10 * t, 20 * t], axis=1),
-        "tissue_length_m": np.stack([0.03 + 0 * t, 0.04 + 0.001 * t], axis=1),
-        "body_p_G": np.zeros((11, 2, 3)) + t[:, None, None]},
-        labels={"tissue_force_N": ["MCL", "LCL"], "tissue_length_m": ["MCL", "LCL"],
-                "body_p_G": ["lower", "upper"]})
+        "tissue_length_m": np.stack([0.03 + 0 * t, 0.04 + 0.001 * t], axis=1)},
+        labels={"tissue_force_N": ["MCL", "LCL"], "tissue_length_m": ["MCL", "LCL"]},
+        poses=turning_poses(t, ("lower", "upper")))
 
 
 def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path):
@@ -282,9 +282,11 @@ def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path
     assert len(rows) == 12 and float(rows[-1][2]) == 20.0 and float(rows[-1][4]) == pytest.approx(41.0)
     out = w.export_run_dialog(str(tmp_path / "run.csv"))
     rows = list(csv.reader(open(out, encoding="utf-8")))
-    assert rows[0][0] == "time" and "body_p_G[upper].z" in rows[0] and "tissue_force_N[LCL]" in rows[0]
+    assert rows[0][0] == "time" and "p_G[upper].z" in rows[0] and "q_GB[upper].w" in rows[0]
+    assert "tissue_force_N[LCL]" in rows[0]
     back = np.array(rows[1:], float)
-    assert back.shape == (11, 1 + 6 + 2 + 2)
+    assert back.shape == (11, 1 + 2 * (3 + 4) + 2 + 2)
+    assert np.array_equal(back[:, rows[0].index("q_GB[upper].y")], run.poses.q_GB[:, 1, 2])
     assert np.array_equal(back[:, 0], run.series["time"])  # exact round trip
     assert np.array_equal(back[:, rows[0].index("tissue_force_N[LCL]")], run.series["tissue_force_N"][:, 1])
 

@@ -9,10 +9,16 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from jointmodeller.app.live import StepStreamer, mesh_poses, split_batch
+from jointmodeller.app.live import StepStreamer, split_batch, stream_poses
+from jointmodeller.app.run_poses import mesh_frames, poses_from_mesh_frames
 from jointmodeller.gui.playback import Playback
 
 pytestmark = [pytest.mark.gui]
+
+
+def mesh_poses(system, ys):
+    """Where the meshes of states ys (k, 13n) are drawn: R_GL (k, n, 3, 3), origin_G (k, n, 3)."""
+    return mesh_frames(stream_poses(system, [str(i) for i in range(system.n_bodies)], ys))
 
 
 class FakeClock:
@@ -72,8 +78,8 @@ def test_streamer_sends_each_step_as_distinct_states_from_its_dense_output(small
             R, o = mesh_poses(system, dense(t)[None])
             R_ref.append(R[0])
             o_ref.append(o[0])
-        o_got = np.array([s["mesh_origin_G"] for s in states])
-        R_got = np.array([s["mesh_R_GL"] for s in states])
+        o_got = np.array([mesh_frames(s["poses"])[1][0] for s in states])
+        R_got = np.array([mesh_frames(s["poses"])[0][0] for s in states])
         assert np.abs(o_got - np.array(o_ref)).max() < 1e-12  # the integrator's own states
         assert np.abs(R_got - np.array(R_ref)).max() < 1e-12
         assert o_got[-1] == pytest.approx(mesh_poses(system, y1[None])[1][0], abs=1e-15)  # accepted state
@@ -144,8 +150,8 @@ def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project
     R[:, 1] = [[[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]] for a in th]
     origin = np.zeros((k, 2, 3))
     origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
-    batch = {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.arange(k) // 4, "mesh_R_GL": R,
-             "mesh_origin_G": origin, "labels": {"mesh_R_GL": names}}
+    batch = {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.arange(k) // 4,
+             "poses": poses_from_mesh_frames(small_project, R, origin), "labels": {}}
     w._live_project = small_project
     f0 = w.viewport.frames_drawn
     w._live_sample(batch)
@@ -215,7 +221,7 @@ def test_an_implicit_run_streams_its_accepted_states_and_dense_output(small_proj
     for b in batches:
         t_end = float(b["time"][-1])
         assert t_end in ends
-        assert b["mesh_origin_G"][-1] == pytest.approx(mesh_poses(system, ends[t_end][None])[1][0], abs=1e-15)
+        assert mesh_frames(b["poses"])[1][-1] == pytest.approx(mesh_poses(system, ends[t_end][None])[1][0], abs=1e-15)
     assert times[-1] == pytest.approx(0.02, abs=1e-12)
     final = mesh_poses(system, traj.y[-1][None])[1][0]
-    assert states[-1]["mesh_origin_G"] == pytest.approx(final, abs=1e-12)
+    assert mesh_frames(states[-1]["poses"])[1][0] == pytest.approx(final, abs=1e-12)

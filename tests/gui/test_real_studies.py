@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.picking import mass_pose
+from jointmodeller.app.run_poses import mesh_frames
 from jointmodeller.render.scene import pose_matrix
 
 from live_study import TickGaps
@@ -34,9 +35,10 @@ def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_p
     assert s.isEnabled() and s.maximum() == len(run.series["time"]) - 1
     s.setValue(s.maximum())
     M = np.asarray(w.viewport.scene.mass_actors["upper"].user_matrix)
-    j = run.labels["mesh_R_GL"].index("upper")
-    assert M[:3, :3] == pytest.approx(run.series["mesh_R_GL"][-1, j], abs=1e-12)
-    assert M[:3, 3] == pytest.approx(run.series["mesh_origin_G"][-1, j], abs=1e-12)
+    j = run.poses.index("upper")
+    R_GL, origin_G = mesh_frames(run.poses)
+    assert M[:3, :3] == pytest.approx(R_GL[-1, j], abs=1e-12)
+    assert M[:3, 3] == pytest.approx(origin_G[-1, j], abs=1e-12)
     s.setValue(0)  # the first sample is the initial pose of the project
     R0, t0 = mass_pose(small_project.mass("upper"))
     M0 = np.asarray(w.viewport.scene.mass_actors["upper"].user_matrix)

@@ -64,59 +64,55 @@ def test_wrapped_path_replaces_the_straight_line(scene):
     assert np.asarray(scene.tissue_poly.points) == pytest.approx(path)
 
 
-def test_run_series_give_the_stored_poses(small_project):
-    names = [m.name for m in small_project.masses]
+def test_run_poses_give_the_stored_mesh_frames(small_project):
+    from jointmodeller.app.run_poses import poses_from_mesh_frames
+
     R = np.stack([np.stack([mass_pose(m)[0] for m in small_project.masses])] * 2)
     R[1, 1] = rot_z(0.5) @ R[1, 1]
     origin = np.stack([np.stack([mass_pose(m)[1] for m in small_project.masses])] * 2)
-    run = RunRecord(study="dynamics", series={"time": np.array([0.0, 0.1]), "mesh_R_GL": R, "mesh_origin_G": origin,
-                                               "tissue_force_N": np.array([[0.0], [3.0]])},
-                    labels={"mesh_R_GL": names, "tissue_force_N": ["MCL"]})
+    poses = poses_from_mesh_frames(small_project, R, origin)
+    run = RunRecord(study="dynamics", series={"time": np.array([0.0, 0.1]), "tissue_force_N": np.array([[0.0], [3.0]])},
+                    labels={"tissue_force_N": ["MCL"]}, poses=poses)
     frames = frames_from_run(small_project, run)
     f1 = frames.frame(1)
     assert f1.time == 0.1 and f1.tissue_force_N == pytest.approx([3.0])
-    assert f1.poses["upper"][0] == pytest.approx(R[1, 1]) and f1.poses["upper"][1] == pytest.approx(origin[1, 1])
-    # quaternion form (body frame = L here) gives the same transform as the matrix form
-    from jointmodeller.core.spatial_math import matrix_to_quat
-
-    com = np.array([m.com_L for m in small_project.masses])
-    p_G = origin + np.einsum("knij,nj->kni", R, com)
-    run_q = RunRecord(study="dynamics", series={"time": run.series["time"], "body_p_G": p_G,
-                                                 "body_q_GL": matrix_to_quat(R)}, labels={"body_p_G": names})
-    g1 = frames_from_run(small_project, run_q).frame(1)
-    assert g1.poses["upper"][0] == pytest.approx(R[1, 1]) and g1.poses["upper"][1] == pytest.approx(origin[1, 1])
-    live = frame_from_sample(small_project, {"time": 0.1, "mesh_R_GL": R[1], "mesh_origin_G": origin[1],
-                                             "labels": {"mesh_R_GL": names}})
-    assert live.time == 0.1 and live.poses["upper"][0] == pytest.approx(R[1, 1])
+    assert f1.poses["upper"][0] == pytest.approx(R[1, 1], abs=1e-12)
+    assert f1.poses["upper"][1] == pytest.approx(origin[1, 1], abs=1e-12)
+    live = frame_from_sample(small_project, {"time": 0.1, "poses": poses.take([1])})
+    assert live.time == 0.1 and live.poses["upper"][0] == pytest.approx(R[1, 1], abs=1e-12)
     assert frames_from_run(small_project, RunRecord(study="laxity", series={"load": np.zeros(3)})) is None
+    assert frame_from_sample(small_project, {"time": 0.1, "tissue_force_N": np.zeros(1)}) is None  # no pose
 
 
 def test_live_sample_with_paths_and_contact(small_project):
-    names = [m.name for m in small_project.masses]
+    from jointmodeller.app.run_poses import poses_from_mesh_frames
+
     R = np.stack([mass_pose(m)[0] for m in small_project.masses])
     t = np.stack([mass_pose(m)[1] for m in small_project.masses])
     path = np.array([[0, 0, 0.04], [0.025, 0, 0.06], [0.02, 0, 0.08], [0.0, 0.0, 0.07]])
     f = frame_from_sample(small_project, {
-        "time": 0.2, "mesh_R_GL": R, "mesh_origin_G": t, "tissue_force_N": np.array([7.0]),
+        "time": 0.2, "poses": poses_from_mesh_frames(small_project, R[None], t[None]),
+        "tissue_force_N": np.array([7.0]),
         "tissue_paths_G": [path], "contact_points_G": np.zeros((2, 3)), "contact_pressure_Pa": np.array([1e6, 2e6]),
-        "labels": {"mesh_R_GL": names, "tissue_force_N": ["MCL"]}})
+        "labels": {"tissue_force_N": ["MCL"]}})
     assert f.tissue_paths_G[0] == pytest.approx(path) and f.tissue_force_N == pytest.approx([7.0])
     assert f.contact_pressure_Pa == pytest.approx([1e6, 2e6])
 
 
 def test_laxity_sweep_frames_pose_the_moving_body(small_project):
     pytest.importorskip("jointmodeller.app.build")
-    from jointmodeller.core.spatial_math import matrix_to_quat, principal_axes
+    from jointmodeller.app.run_poses import body_frames
+    from jointmodeller.core.spatial_math import matrix_to_quat
+    from jointmodeller.model.results import BodyPoses
 
     upper = small_project.mass("upper")
-    _, R_BL = principal_axes(upper.inertia_L)
+    R_BL, com_L = body_frames(small_project)
     R_GL = np.stack([rot_z(a) @ mass_pose(upper)[0] for a in (0.0, 0.1, 0.2)])
     p_G = np.array([[0, 0, 0.11], [0.001, 0, 0.11], [0.002, 0, 0.11]])
+    poses = BodyPoses(("upper",), p_G[:, None], matrix_to_quat(R_GL @ R_BL[1].T)[:, None], R_BL[1:], com_L[1:])
     run = RunRecord(study="laxity", parameters={"moving_body": "upper", "load_kind": "varus_valgus"},
-                    series={"load": np.array([0.0, 50.0, 100.0]), "moving_p_G": p_G,
-                            "moving_q_GB": matrix_to_quat(R_GL @ R_BL.T),
-                            "tissue_tension_N": np.array([[0.0], [1.0], [2.0]])},
-                    labels={"tissue_tension_N": ["MCL"]})
+                    series={"load": np.array([0.0, 50.0, 100.0]), "tissue_tension_N": np.array([[0.0], [1.0], [2.0]])},
+                    labels={"tissue_tension_N": ["MCL"]}, poses=poses)
     frames = frames_from_run(small_project, run)
     f = frames.frame(2)
     assert f.poses["upper"][0] == pytest.approx(R_GL[2], abs=1e-12)

@@ -268,6 +268,6 @@ def test_a_live_sweep_reports_each_solved_pose_for_the_viewport():
     R, t = frame.poses["tibia"]
     # the sample's tibia is where the run's last step put its centre of mass
     com_G = t + R @ np.asarray(project.mass("tibia").com_L)
-    np.testing.assert_allclose(com_G, run.series["moving_p_G"][-1], atol=1e-12)
+    np.testing.assert_allclose(com_G, run.poses.p_G[-1, run.poses.index("tibia")], atol=1e-12)
     first = frame_from_sample(project, samples[0]).poses["tibia"]
     assert np.linalg.norm(first[1] - t) > 1e-4  # the sweep moved the bone between the two

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.build import build_mechanical_system
+from jointmodeller.app.run_poses import euler_deg, mesh_frames
 from jointmodeller.app.studies import run_dynamics, run_equilibrium
 from jointmodeller.core.mechanics.tissues import blankevoort_force
 from jointmodeller.core.spatial_math import euler_to_matrix, principal_axes
@@ -102,14 +103,14 @@ def test_run_equilibrium_record_meets_the_residual_targets():
     run = run_equilibrium(synthetic_project())
     assert run.status == "completed", run.message
     assert run.summary["residual_force_N"] <= 1e-8 and run.summary["residual_moment_Nm"] <= 1e-9
-    assert run.series["body_p_G"].shape == (1, 2, 3)
+    assert run.poses.p_G.shape == (1, 2, 3)
     assert run.series["tissue_force_N"].shape == (1, 6)
-    assert run.labels["tissue_force_N"][0] == "lig 0" and run.labels["body_p_G"] == ["humerus", "ulna"]
+    assert run.labels["tissue_force_N"][0] == "lig 0" and run.poses.bodies == ("humerus", "ulna")
     assert run.summary["stable"]
     # mesh pose series reproduce the body pose: COM = origin + R_GL com_L
     com_L = np.array(synthetic_project().masses[1].com_L)
-    com = run.series["mesh_origin_G"][0, 1] + run.series["mesh_R_GL"][0, 1] @ com_L
-    assert np.allclose(com, run.series["body_p_G"][0, 1], atol=1e-15)
+    com = mesh_frames(run.poses)[1][0, 1] + mesh_frames(run.poses)[0][0, 1] @ com_L
+    assert np.allclose(com, run.poses.p_G[0, 1], atol=1e-15)
     strain = run.series["tissue_strain"][0, :5]
     assert np.allclose(strain, run.series["tissue_length_m"][0, :5] / 0.0195 - 1.0)
 
@@ -119,10 +120,10 @@ def test_run_dynamics_record_and_progress():
     run = run_dynamics(synthetic_project(), t_end=0.05, report_dt=0.005, digits=6, progress=seen.append)
     assert run.status == "completed", run.message
     assert np.allclose(run.series["time"], np.arange(11) * 0.005)
-    assert run.series["body_q_GB"].shape == (11, 2, 4)
-    assert run.series["body_euler_deg"][0, 1] == pytest.approx([10.0, -20.0, 35.0], abs=1e-9)
+    assert run.poses.q_GB.shape == (11, 2, 4)
+    assert euler_deg(run.poses, ["xyz", "ZXY"])[0, 1] == pytest.approx([10.0, -20.0, 35.0], abs=1e-9)
     assert seen and seen[-1] == pytest.approx(1.0)
-    assert np.all(run.series["body_p_G"][:, 0] == run.series["body_p_G"][0, 0])  # the fixed bone stays
+    assert np.all(run.poses.p_G[:, 0] == run.poses.p_G[0, 0])  # the fixed bone stays
 
 
 def test_blankevoort_law_and_its_use_in_the_tissue_element():
@@ -164,4 +165,4 @@ def test_run_dynamics_time_limit_keeps_samples():
     run = run_dynamics(synthetic_project(), t_end=50.0, report_dt=0.001, digits=8, max_wall_s=0.5)
     assert run.status == "failed" and "wall-time limit" in run.message  # a limit is not the user's stop
     assert 1 < len(run.series["time"]) < 50001
-    assert run.series["body_p_G"].shape[0] == len(run.series["time"])
+    assert run.poses.p_G.shape[0] == len(run.series["time"])

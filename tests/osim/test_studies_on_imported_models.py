@@ -110,7 +110,7 @@ def test_anterior_drawer_on_the_imported_knee_holds_its_flexion_coordinate(knee_
         assert run.summary["flexion_deg_unloaded"] == pytest.approx(25.0, abs=1e-6)
         loads = run.series["load"]
         drawer[name] = -float(run.series["measure"][loads == -100.0][0])
-        p = run.series["moving_p_G"]
+        p = run.poses.p_G[:, 0]  # the moving body's centre of mass
         assert p[-1, 0] - p[0, 0] > 0  # OpenSim's +x is anterior: the tibia moved forwards
         assert drawer[name] > 0.5  # mm: an anterior force moves the tibia anteriorly
     assert drawer["lenhart2015_acld.osim"] > 2.0 * drawer["lenhart2015.osim"]

@@ -22,6 +22,7 @@ from jointmodeller.model import ProjectFileError, RunRecord, ValidationError
 from jointmodeller.persistence import ProjectStore, is_project_file, load_project, save_project
 from jointmodeller.persistence.schema import create_schema, head_revision, known_revisions, read_revision
 from tests.model.factories import small_project
+from tests.model.run_factories import turning_poses
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,10 +117,12 @@ def test_valid_project_saved_with_allow_problems_is_plain_rows(tmp_path):
 def test_runs_are_stored_with_their_series(tmp_path):
     path = tmp_path / "p.jmdb"
     save_project(path, small_project(with_mesh=False))
-    run = RunRecord("dynamics", {"t_end": 1.0}, series={"time": np.linspace(0, 1, 5),
-                                                      "body_p_G": np.random.default_rng(0).random((5, 2, 3)),
+    t = np.linspace(0, 1, 5)
+    run = RunRecord("dynamics", {"t_end": 1.0}, series={"time": t,
+                                                      "body_v_G": np.random.default_rng(0).random((5, 2, 3)),
                                                       "flags": np.array([True, False, True, True, False])},
-                    labels={"body_p_G": ["humerus", "ulna"]}, summary={"residual_N": 1e-9})
+                    labels={"body_v_G": ["humerus", "ulna"]}, summary={"residual_N": 1e-9},
+                    poses=turning_poses(t), units={"flags": "1"})
     with ProjectStore(path) as store:
         run_id = store.save_run(run)
         assert [r.id for r in store.list_runs()] == [run_id]

@@ -216,10 +216,12 @@ class MechanicalSystem:
 
     # ---------------------------------------------------------------- state vector helpers
     def split(self, y: np.ndarray):
-        """Views p_G (n,3), q_GB (n,4), v_G (n,3), w_B (n,3) into a state vector y (13n,)."""
+        """Views p_G (..., n, 3), q_GB (..., n, 4), v_G (..., n, 3), w_B (..., n, 3) into a state vector
+        y (13n,) or a stack of them (..., 13n)."""
         n = self.n_bodies
-        return (y[: 3 * n].reshape(n, 3), y[3 * n: 7 * n].reshape(n, 4),
-                y[7 * n: 10 * n].reshape(n, 3), y[10 * n:].reshape(n, 3))
+        lead = y.shape[:-1]
+        return (y[..., : 3 * n].reshape(*lead, n, 3), y[..., 3 * n: 7 * n].reshape(*lead, n, 4),
+                y[..., 7 * n: 10 * n].reshape(*lead, n, 3), y[..., 10 * n:].reshape(*lead, n, 3))
 
     def pack(self, p_G, q_GB, v_G, w_B) -> np.ndarray:
         return np.concatenate([np.ravel(p_G), np.ravel(q_GB), np.ravel(v_G), np.ravel(w_B)]).astype(float)
