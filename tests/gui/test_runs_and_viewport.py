@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from jointmodeller.app.picking import mass_pose
+from jointmodeller.app.run_poses import mesh_frames
 from jointmodeller.render.scene import BACKGROUND, hex_rgb
 
 from live_study import TickGaps, turning_study
@@ -39,7 +40,7 @@ def test_study_reaches_100_percent_and_the_run_is_stored(qtbot, window, small_pr
     th = 0.8 * 0.5
     Rz = np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1]])
     assert M[:3, :3] == pytest.approx(Rz @ R0, abs=1e-9)
-    assert M[:3, 3] == pytest.approx(run.series["mesh_origin_G"][20, 1], abs=1e-12)
+    assert M[:3, 3] == pytest.approx(mesh_frames(run.poses)[1][20, 1], abs=1e-12)
     assert M[:3, 3] == pytest.approx(Rz @ mass_pose(upper)[1], abs=1e-12)
     assert w.run_panel.time_label.text() == "t = 0.5 s"
 
