@@ -327,3 +327,15 @@ def cached_demo_project(cache_dir: Path) -> Project:
     except (JointModellerError, OSError):
         pass
     return project
+
+
+def demo_cache_dir(platform_cache: str | os.PathLike | None = None) -> Path:
+    """The per-user cache folder of the built demo project (and of the GUI's decimated display
+    meshes, in its ``display`` folder): $JOINTMODELLER_CACHE when set (e.g. in tests), else
+    ``platform_cache`` (the GUI gives Qt's CacheLocation), else ~/.cache/jointmodeller."""
+    return Path(os.environ.get("JOINTMODELLER_CACHE") or platform_cache or Path.home() / ".cache" / "jointmodeller")
+
+
+def demo_project(platform_cache: str | os.PathLike | None = None) -> Project:
+    """The demo project, from the per-user cache (:func:`demo_cache_dir`) when it is there."""
+    return cached_demo_project(demo_cache_dir(platform_cache))
