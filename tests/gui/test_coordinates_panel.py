@@ -203,7 +203,7 @@ def test_empty_state_hint_and_refresh_on_open_import_and_undo(qtbot, window, sma
                  properties_from_mesh=False, inertia_L=INERTIA, position_G=(0.0, 0.0, -0.1),
                  joint=JointSpec(type="pin", parent="lower", frame_parent=Frame(origin_L=(0.0, 0.0, -0.1)),
                                  coordinates=("hinge_angle",), default_q=(0.0,)))
-    w.add_mass(hinge)
+    w.edits.add_mass(hinge)
     show_panel(w)
     assert [r.name for r in panel.model.rows] == ["hinge_angle"]
     assert panel.view.isVisible() and not panel.hint.isVisible()

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-import jointmodeller.gui.main_window as main_window
+import jointmodeller.gui.project_files as project_files
 from jointmodeller.app.columns import COLUMNS, new_project
 from jointmodeller.gui.tables import PROBLEM_BG
 from jointmodeller.model.errors import ValidationError
@@ -46,13 +46,13 @@ def test_every_path_that_replaces_the_project_asks_to_save(qtbot, window, small_
     from jointmodeller.app.document import Document
 
     Document(Project(info=ProjectInfo(title="Other"))).save(other)
-    monkeypatch.setattr(main_window, "demo_project", lambda: Project(info=ProjectInfo(title="Demo")))
+    monkeypatch.setattr(project_files, "demo_project", lambda: Project(info=ProjectInfo(title="Demo")))
     w = window(small_project)
-    w._add_recent(str(other.resolve()))
+    w.files.add_recent(str(other.resolve()))
     _dirty(w)
     w.confirm = True
     answers = Answers(QMessageBox.Cancel, QMessageBox.Discard)
-    monkeypatch.setattr(main_window.QMessageBox, "question", answers)
+    monkeypatch.setattr(project_files.QMessageBox, "question", answers)
 
     def act():
         if replace == "new":
@@ -60,7 +60,7 @@ def test_every_path_that_replaces_the_project_asks_to_save(qtbot, window, small_
         elif replace == "demo":
             w.act_demo.trigger()
         else:
-            w.recent_menu.actions()[0].trigger()
+            w.files.recent_menu.actions()[0].trigger()
 
     act()  # cancelled: nothing replaced
     assert answers.asked == ["Unsaved changes"]
@@ -84,7 +84,7 @@ def test_file_new_gives_an_empty_project_to_import_bones_into(qtbot, window, sma
     f = shared_meshes / "lenhart2015-R-patella-bone.stl"
     if not f.exists():
         pytest.skip("patella mesh absent")
-    i = w.import_mesh(f, units="m")
+    i = w.edits.import_mesh(f, units="m")
     assert w.doc.project.masses[i].mesh is not None and w.doc.problems() == []
     assert w.isWindowModified()
 
@@ -112,7 +112,7 @@ def test_open_segmented_mesh_imports_with_valid_mass_properties(qtbot, window, s
     dlg.reject()
 
     w = window(new_project())
-    i = w.import_mesh(f, units="m")
+    i = w.edits.import_mesh(f, units="m")
     m = w.doc.project.masses[i]
     assert _triangle_ok(m.inertia_L) and w.doc.problems() == []
     path = tmp_path / "tibia.jmdb"
@@ -181,10 +181,10 @@ def test_help_menu_shortcuts_and_a_tooltip_on_every_action(qtbot, window, small_
     menus = {m.text().replace("&", ""): m.menu() for m in w.menuBar().actions() if m.menu()}
     assert "Help" in menus
     w.act_help.trigger()
-    assert w.help_dialog.isVisible() and "Import bone mesh" in w.help_dialog.findChildren(
+    assert w.help.dialog.isVisible() and "Import bone mesh" in w.help.dialog.findChildren(
         __import__("PySide6.QtWidgets", fromlist=["QTextBrowser"]).QTextBrowser)[0].toPlainText()
     w.act_shortcuts.trigger()
-    keys = dict(w.shortcut_rows())
+    keys = dict(w.help.shortcut_rows())
     assert "Ctrl+Y" in keys["Redo"] and keys["New"] == "Ctrl+N" and keys["Cancel picking"] == "Esc"
     missing = [a.text() for m in menus.values() for a in m.actions()
                if not a.isSeparator() and a.menu() is None and not a.statusTip()]
@@ -267,20 +267,20 @@ def test_plot_and_run_export_from_the_gui(qtbot, window, small_project, tmp_path
     import csv
 
     w = window(small_project)
-    assert w.export_plot_dialog(str(tmp_path / "none.png")) is None  # no run shown: says so
+    assert w.exports.plot_dialog(str(tmp_path / "none.png")) is None  # no run shown: says so
     assert "No run" in w.statusBar().currentMessage()
     run = _synthetic_run()
-    w.show_run(run)
-    png = w.export_plot_dialog(str(tmp_path / "plot.png"))
-    svg = w.export_plot_dialog(str(tmp_path / "plot.svg"))
-    data = w.export_plot_dialog(str(tmp_path / "plot.csv"))
+    w.study_control.show_run(run)
+    png = w.exports.plot_dialog(str(tmp_path / "plot.png"))
+    svg = w.exports.plot_dialog(str(tmp_path / "plot.svg"))
+    data = w.exports.plot_dialog(str(tmp_path / "plot.csv"))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert "<svg" in open(svg, encoding="utf-8").read(2000)
     rows = list(csv.reader(open(data, encoding="utf-8")))
     assert rows[0] == ["time [s]", "tissue force [N] MCL", "tissue force [N] LCL", "tissue length [mm] MCL",
                        "tissue length [mm] LCL"]
     assert len(rows) == 12 and float(rows[-1][2]) == 20.0 and float(rows[-1][4]) == pytest.approx(41.0)
-    out = w.export_run_dialog(str(tmp_path / "run.csv"))
+    out = w.exports.run_dialog(str(tmp_path / "run.csv"))
     rows = list(csv.reader(open(out, encoding="utf-8")))
     assert rows[0][0] == "time" and "p_G[upper].z" in rows[0] and "q_GB[upper].w" in rows[0]
     assert "tissue_force_N[LCL]" in rows[0]
@@ -372,15 +372,15 @@ def test_measure_a_distance_and_read_a_tissue_length_and_strain(qtbot, window, s
     w.act_place.trigger()  # another tool: measuring ends, its drawing goes
     assert not w.act_measure.isChecked() and w.viewport.mode == "place"
     assert w.viewport.scene.segment_actor is None
-    w.cancel_picking()
+    w.tools.cancel()
     assert w.viewport.mode == "select" and not w.act_cancel_pick.isEnabled()
 
     w.panels["attachments"].select_row(0)
-    w._select("attachments", 0)
+    w.edits.select("attachments", 0)
     msg = w.statusBar().currentMessage()
     assert msg.startswith("MCL (lower → upper): length ") and "strain" not in msg  # unloaded length not set
     w.doc.set_cell("attachments", 0, "initial_length_m", "40")
-    w._select("attachments", 0)
+    w.edits.select("attachments", 0)
     from jointmodeller.app.picking import path_length
 
     length = path_length(w.doc.project, w.doc.project.attachments[0])
@@ -461,10 +461,10 @@ def test_progress_says_elapsed_time_left_and_simulated_rate(qtbot, window, small
     """Issue 18 item 7, part: dynamics showed 0 % for 35 s with no rate or estimate."""
     import time as _time
 
-    from jointmodeller.gui.main_window import _duration
+    from jointmodeller.gui.study_control import duration_text
     from jointmodeller.model.results import RunRecord
 
-    assert (_duration(12.4), _duration(185), _duration(3720)) == ("12 s", "3 min 05 s", "1 h 02 min")
+    assert (duration_text(12.4), duration_text(185), duration_text(3720)) == ("12 s", "3 min 05 s", "1 h 02 min")
     w = window(small_project)
     rp = w.run_panel
     rp.t_end.setValue(2.0)
@@ -562,7 +562,7 @@ def test_the_bone_under_the_mouse_is_highlighted_while_picking(qtbot, window, sm
     assert w.viewport.hover_at(1, 1) is None  # the background corner
     assert w.viewport.scene.hovered is None
     w.viewport.hover_at(x, y)
-    w.cancel_picking()  # leaving the tool clears it
+    w.tools.cancel()  # leaving the tool clears it
     assert w.viewport.scene.hovered is None
     assert not np.allclose(np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb), hex_rgb(HOVER))
 
@@ -581,7 +581,7 @@ def test_measured_points_are_drawn_over_the_laxity_curve(qtbot, window, small_pr
     run = RunRecord("laxity", parameters={"experiment": "vv", "measure": "varus_valgus_deg",
                                           "load_kind": "varus_valgus"},
                     series={"load": load, "measure": load / 5}, summary={"stiffness_unit": "N/deg"})
-    w.show_run(run)
+    w.study_control.show_run(run)
     qtbot.waitUntil(lambda: w.plots.figure is not None, timeout=10_000)
     ax = w.plots.figure.axes[0]
     labels = [ln.get_label() for ln in ax.lines]
@@ -610,7 +610,7 @@ def test_measure_an_angle_with_three_picks(qtbot, window, small_project):
     assert f"Angle {expected:.2f}°" in w.statusBar().currentMessage()
     w.viewport.click(*visible_pick(w, "lower", rng))  # a fourth pick starts again
     assert len(w.viewport._angle_picks) == 1
-    w.cancel_picking()
+    w.tools.cancel()
     assert w.viewport._angle_picks == [] and w.viewport.scene.segment_actor is None
 
 

@@ -152,9 +152,9 @@ def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project
     origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
     batch = {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.arange(k) // 4,
              "poses": poses_from_mesh_frames(small_project, R, origin), "labels": {}}
-    w._live_project = small_project
+    w.study_control.live_project = small_project
     f0 = w.viewport.frames_drawn
-    w._live_sample(batch)
+    w.study_control.live_sample(batch)
     assert w.viewport.frames_drawn == f0  # queued, not drawn in the caller's turn
     qtbot.waitUntil(lambda: len(w.viewport.playback) == 0 and w.viewport._awaiting is None, timeout=20000)
     shown = list(w.viewport.shown_live)

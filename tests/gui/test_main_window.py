@@ -93,16 +93,16 @@ def test_save_as_recent_files_and_reopen(qtbot, window, small_project, tmp_path)
     target = tmp_path / "saved.jmdb"
     assert w.save_as(str(target))
     assert not w.isWindowModified() and w.windowTitle().startswith("saved.jmdb")
-    assert w.recent_files()[0] == str(target.resolve())
+    assert w.files.recent_files()[0] == str(target.resolve())
     assert w.open_project(str(target)) and w.doc.project.info.title == "Renamed"
 
 
 def test_autosave_then_recovery_after_a_crash(qtbot, window, small_project, tmp_path):
     w = window(small_project)
     type_into_cell(qtbot, w.panels["forces"], 0, "magnitude_N", "12")
-    assert w.autosave() is not None
+    assert w.files.autosave() is not None
     w2 = window(Project_empty())
-    assert w2.offer_recovery(ask=False)
+    assert w2.files.offer_recovery(ask=False)
     assert w2.doc.project.forces[0].magnitude_N == 12.0 and w2.isWindowModified()
 
 
@@ -117,7 +117,7 @@ def test_import_mesh_creates_a_mass_with_computed_properties(qtbot, window, smal
     if not f.exists():
         pytest.skip("patella mesh absent")
     w = window(small_project)
-    i = w.import_mesh(f, units="m")  # these files are in metres (CREDITS.md)
+    i = w.edits.import_mesh(f, units="m")  # these files are in metres (CREDITS.md)
     m = w.doc.project.masses[i]
     assert m.mesh is not None and m.name.startswith("lenhart2015-R-patella-bone")
     assert 0.005 < m.mass_kg < 0.1  # a patella: tens of grams at bone density

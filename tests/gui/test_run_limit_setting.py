@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jointmodeller.app.live import study_function
-from jointmodeller.gui.main_window import RunPanel
+from jointmodeller.gui.run_panel import RunPanel
 
 pytestmark = pytest.mark.gui
 

@@ -177,12 +177,13 @@ def test_walkthrough_from_an_empty_project_to_closing(qtbot, window, small_proje
     # 8. export a plot and a CSV of the shown run (choose the dynamics run in the run box)
     box = w.run_panel.runs
     box.setCurrentIndex(next(i for i in range(box.count()) if "dynamics" in box.itemText(i)))
-    qtbot.waitUntil(lambda: w.shown_run is not None and w.shown_run.study == "dynamics", timeout=10_000)
-    png = w.export_plot_dialog(str(shots.folder / "walkthrough_plot.png"))
+    sc = w.study_control
+    qtbot.waitUntil(lambda: sc.shown_run is not None and sc.shown_run.study == "dynamics", timeout=10_000)
+    png = w.exports.plot_dialog(str(shots.folder / "walkthrough_plot.png"))
     assert png and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
-    data = w.export_run_dialog(str(tmp_path / "dynamics.csv"))
+    data = w.exports.run_dialog(str(tmp_path / "dynamics.csv"))
     rows = list(csv.reader(open(data, encoding="utf-8")))
-    assert rows[0][0] == "time" and len(rows) - 1 == len(w.shown_run.series["time"])
+    assert rows[0][0] == "time" and len(rows) - 1 == len(sc.shown_run.series["time"])
     w.bottom_tabs.setCurrentWidget(w.plots)
     shown = w.plots.draws_shown
     qtbot.waitUntil(lambda: w.plots.draws_shown > shown and not w.plots.drawing, timeout=30_000)
