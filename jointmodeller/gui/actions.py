@@ -71,7 +71,7 @@ class ToolModes:
 
     def toggle(self, mode: str, on: bool) -> None:
         """Turn one picking mode on (the others off) or off (back to selecting)."""
-        picking = self.window.viewport
+        picking = self.window.viewport.picking
         if on:
             for m, a in self.actions.items():
                 if m != mode and a.isChecked():
@@ -85,7 +85,7 @@ class ToolModes:
 
     def cancel(self) -> None:
         """Esc: leave ligament placement or tissue dragging, forgetting a first pick."""
-        self.window.viewport.cancel_pick()
+        self.window.viewport.picking.cancel_pick()
         for a in self.actions.values():
             if a.isChecked():
                 a.setChecked(False)

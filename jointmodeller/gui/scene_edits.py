@@ -21,7 +21,7 @@ class SceneEdits:
     def __init__(self, window: QMainWindow):
         self.window = window
         self._suppress_sync = False
-        vp = window.viewport
+        vp = window.viewport.picking
         vp.massPicked.connect(self.viewport_picked)
         vp.attachmentPlaced.connect(self.attachment_placed)
         vp.forcePlaced.connect(self.force_placed)
@@ -53,7 +53,7 @@ class SceneEdits:
             w.viewport.scene.select(section, row)
         else:
             w.viewport.scene.select(None, None)
-        w.viewport.selected_attachment = row if section == "attachments" else None
+        w.viewport.picking.selected_attachment = row if section == "attachments" else None
         if section == "attachments" and 0 <= row < len(w.doc.project.attachments):
             from jointmodeller.app.picking import tissue_readout
 

@@ -204,22 +204,22 @@ def test_escape_cancels_picking_and_the_first_pick_is_marked(qtbot, window, smal
     w.act_place.trigger()
     assert w.act_cancel_pick.isEnabled()
     xa, ya = visible_pick(w, "lower", rng)
-    w.viewport.click(xa, ya)
+    w.viewport.picking.click(xa, ya)
     marker = w.viewport.scene.marker_actor
     assert marker is not None and marker.GetVisibility()
-    first = np.asarray(w.viewport._first_pick.point_G)
+    first = np.asarray(w.viewport.picking._first_pick.point_G)
     assert np.linalg.norm(np.asarray(marker.GetCenter()) - first) < 1e-9
     w.activateWindow()
     qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
     qtbot.keyClick(w, Qt.Key_Escape)
-    assert w.viewport.scene.marker_actor is None and w.viewport._first_pick is None
-    assert not w.act_place.isChecked() and w.viewport.mode == "select"
+    assert w.viewport.scene.marker_actor is None and w.viewport.picking._first_pick is None
+    assert not w.act_place.isChecked() and w.viewport.picking.mode == "select"
     assert "cancelled" in w.statusBar().currentMessage()
     n = len(w.doc.project.attachments)
     w.act_place.trigger()  # a fresh placement needs two new picks
-    w.viewport.click(*visible_pick(w, "upper", rng))
+    w.viewport.picking.click(*visible_pick(w, "upper", rng))
     assert len(w.doc.project.attachments) == n
-    w.viewport.click(*visible_pick(w, "lower", rng))
+    w.viewport.picking.click(*visible_pick(w, "lower", rng))
     assert len(w.doc.project.attachments) == n + 1 and w.viewport.scene.marker_actor is None
 
 
@@ -360,20 +360,20 @@ def test_measure_a_distance_and_read_a_tissue_length_and_strain(qtbot, window, s
     w.viewport.camera_preset("anterior")
     rng = np.random.default_rng(9)
     w.act_measure.trigger()
-    assert w.viewport.mode == "measure" and w.act_cancel_pick.isEnabled()
-    w.viewport.click(*visible_pick(w, "lower", rng))
-    a = np.asarray(w.viewport._first_pick.point_G)
-    with qtbot.waitSignal(w.viewport.measured) as got:
-        w.viewport.click(*visible_pick(w, "upper", rng))
+    assert w.viewport.picking.mode == "measure" and w.act_cancel_pick.isEnabled()
+    w.viewport.picking.click(*visible_pick(w, "lower", rng))
+    a = np.asarray(w.viewport.picking._first_pick.point_G)
+    with qtbot.waitSignal(w.viewport.picking.measured) as got:
+        w.viewport.picking.click(*visible_pick(w, "upper", rng))
     d, mass_a, mass_b = got.args
     assert (mass_a, mass_b) == ("lower", "upper") and w.viewport.scene.segment_actor is not None
     assert 0.0 < d < 0.3 and f"{d * 1000:.2f} mm" in w.statusBar().currentMessage()
     assert np.linalg.norm(np.asarray(w.viewport.scene.segment_actor.GetCenter()) - a) < 0.3
     w.act_place.trigger()  # another tool: measuring ends, its drawing goes
-    assert not w.act_measure.isChecked() and w.viewport.mode == "place"
+    assert not w.act_measure.isChecked() and w.viewport.picking.mode == "place"
     assert w.viewport.scene.segment_actor is None
     w.tools.cancel()
-    assert w.viewport.mode == "select" and not w.act_cancel_pick.isEnabled()
+    assert w.viewport.picking.mode == "select" and not w.act_cancel_pick.isEnabled()
 
     w.panels["attachments"].select_row(0)
     w.edits.select("attachments", 0)
@@ -399,7 +399,7 @@ def test_a_tissue_placed_in_a_project_without_spring_types_gets_one(qtbot, windo
     b = snap_to_mass(p, "upper", (0.02, 0.0, 0.11))
     att = make_attachment(p, a, b)
     assert att.spring == ""
-    w.viewport.attachmentPlaced.emit(att)
+    w.viewport.picking.attachmentPlaced.emit(att)
     q = w.doc.project
     assert [s.name for s in q.springs] == ["ligament"] and q.attachments[0].spring == "ligament"
     assert w.doc.problems() == []
@@ -536,8 +536,8 @@ def test_place_a_load_with_one_click(qtbot, window, small_project):
     w.viewport.camera_preset("anterior")
     n = len(w.doc.project.forces)
     w.act_place_force.trigger()
-    assert w.viewport.mode == "force" and w.act_cancel_pick.isEnabled()
-    w.viewport.click(*visible_pick(w, "upper", np.random.default_rng(4)))
+    assert w.viewport.picking.mode == "force" and w.act_cancel_pick.isEnabled()
+    w.viewport.picking.click(*visible_pick(w, "upper", np.random.default_rng(4)))
     f = w.doc.project.forces[-1]
     assert len(w.doc.project.forces) == n + 1 and f.body == "upper" and f.name == "load 2"
     _, d, _ = closest_on_surface(w.doc.project.mass("upper").mesh, np.asarray(f.point_L)[None])
@@ -556,12 +556,12 @@ def test_the_bone_under_the_mouse_is_highlighted_while_picking(qtbot, window, sm
     w.viewport.camera_preset("anterior")
     x, y = visible_pick(w, "upper", np.random.default_rng(2))
     w.act_place.trigger()
-    assert w.viewport.hover_at(x, y) == "upper" and w.viewport.scene.hovered == "upper"
+    assert w.viewport.picking.hover_at(x, y) == "upper" and w.viewport.scene.hovered == "upper"
     colour = np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb)
     assert np.allclose(colour, hex_rgb(HOVER), atol=1e-6)
-    assert w.viewport.hover_at(1, 1) is None  # the background corner
+    assert w.viewport.picking.hover_at(1, 1) is None  # the background corner
     assert w.viewport.scene.hovered is None
-    w.viewport.hover_at(x, y)
+    w.viewport.picking.hover_at(x, y)
     w.tools.cancel()  # leaving the tool clears it
     assert w.viewport.scene.hovered is None
     assert not np.allclose(np.asarray(w.viewport.scene.mass_actors["upper"].prop.color.float_rgb), hex_rgb(HOVER))
@@ -598,20 +598,20 @@ def test_measure_an_angle_with_three_picks(qtbot, window, small_project):
     w.viewport.camera_preset("anterior")
     rng = np.random.default_rng(12)
     w.act_angle.trigger()
-    assert w.viewport.mode == "angle" and w.act_cancel_pick.isEnabled()
+    assert w.viewport.picking.mode == "angle" and w.act_cancel_pick.isEnabled()
     for mass in ("upper", "lower"):
-        w.viewport.click(*visible_pick(w, mass, rng))
-    with qtbot.waitSignal(w.viewport.angleMeasured) as got:
-        w.viewport.click(*visible_pick(w, "upper", rng))
-    a, b, c = (np.asarray(p.point_G) for p in w.viewport._angle_picks)
+        w.viewport.picking.click(*visible_pick(w, mass, rng))
+    with qtbot.waitSignal(w.viewport.picking.angleMeasured) as got:
+        w.viewport.picking.click(*visible_pick(w, "upper", rng))
+    a, b, c = (np.asarray(p.point_G) for p in w.viewport.picking._angle_picks)
     u, v = a - b, c - b
     expected = np.degrees(np.arccos(np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v)))
     assert got.args[0] == pytest.approx(expected, abs=1e-6)
     assert f"Angle {expected:.2f}°" in w.statusBar().currentMessage()
-    w.viewport.click(*visible_pick(w, "lower", rng))  # a fourth pick starts again
-    assert len(w.viewport._angle_picks) == 1
+    w.viewport.picking.click(*visible_pick(w, "lower", rng))  # a fourth pick starts again
+    assert len(w.viewport.picking._angle_picks) == 1
     w.tools.cancel()
-    assert w.viewport._angle_picks == [] and w.viewport.scene.segment_actor is None
+    assert w.viewport.picking._angle_picks == [] and w.viewport.scene.segment_actor is None
 
 
 def test_move_a_bone_by_dragging_it(qtbot, window, small_project):
@@ -624,16 +624,16 @@ def test_move_a_bone_by_dragging_it(qtbot, window, small_project):
     before = w.doc.project.mass("upper").position_G
     x, y = visible_pick(w, "upper", np.random.default_rng(6))
     w.act_move_bone.trigger()
-    assert w.viewport.mode == "move_bone" and w.act_cancel_pick.isEnabled()
-    assert w.viewport.start_move(x, y)
-    start = w.viewport._moving[1]
-    delta = w.viewport.move_to(x + 40, y - 10)
+    assert w.viewport.picking.mode == "move_bone" and w.act_cancel_pick.isEnabled()
+    assert w.viewport.picking.start_move(x, y)
+    start = w.viewport.picking._moving[1]
+    delta = w.viewport.picking.move_to(x + 40, y - 10)
     assert w.viewport.world_to_display(start + delta) == pytest.approx((x + 40, y - 10), abs=0.5)
     assert w.doc.project.mass("upper").position_G == before  # moved on release only
-    w.viewport.end_move()
+    w.viewport.picking.end_move()
     after = np.asarray(w.doc.project.mass("upper").position_G)
     assert after == pytest.approx(np.asarray(before) + delta, abs=1e-12)
     assert "Moved upper" in w.statusBar().currentMessage()
     w.act_undo.trigger()
     assert w.doc.project.mass("upper").position_G == before
-    assert not w.viewport.start_move(1, 1)  # the background: nothing grabbed
+    assert not w.viewport.picking.start_move(1, 1)  # the background: nothing grabbed

@@ -164,13 +164,13 @@ def test_place_ligament_with_two_picks_on_the_demo_bones(qtbot, window, demo_pro
     w.viewport.camera_preset("anterior")
     n = len(w.doc.project.attachments)
     w.act_place.trigger()
-    assert w.viewport.mode == "place"
+    assert w.viewport.picking.mode == "place"
     rng = np.random.default_rng(3)
     xa, ya = visible_pick(w, "humerus", rng)
     xb, yb = visible_pick(w, "ulna", rng)
-    w.viewport.click(xa, ya)
+    w.viewport.picking.click(xa, ya)
     assert len(w.doc.project.attachments) == n
-    w.viewport.click(xb, yb)
+    w.viewport.picking.click(xb, yb)
     atts = w.doc.project.attachments
     assert len(atts) == n + 1
     att = atts[-1]
@@ -189,10 +189,10 @@ def test_place_ligament_with_two_picks_on_the_demo_bones(qtbot, window, demo_pro
     assert w.doc.project.attachments[n].initial_length_m == pytest.approx(0.042)
     # drag the insertion along the ulna: it stays on the ulna's surface
     w.act_drag.trigger()
-    assert w.viewport.start_drag(xb, yb)
+    assert w.viewport.picking.start_drag(xb, yb)
     x2, y2 = visible_pick(w, "ulna", np.random.default_rng(11))
-    w.viewport.drag_to(x2, y2)
-    w.viewport.end_drag()
+    w.viewport.picking.drag_to(x2, y2)
+    w.viewport.picking.end_drag()
     moved = w.doc.project.attachments[n]
     assert moved.point_b_L != att.point_b_L and moved.point_a_L == att.point_a_L
     _, d, _ = closest_on_surface(w.doc.project.mass("ulna").mesh, np.asarray(moved.point_b_L)[None])
@@ -203,7 +203,7 @@ def test_selection_follows_between_viewport_and_tables(qtbot, window, small_proj
     w = window(small_project)
     rng = np.random.default_rng(0)
     x, y = visible_pick(w, "upper", rng)
-    w.viewport.click(x, y)  # select mode: picks the mass row
+    w.viewport.picking.click(x, y)  # select mode: picks the mass row
     assert w.tabs.currentWidget() is w.panels["masses"]
     assert w.panels["masses"].view.currentIndex().row() == 1
     assert w.viewport.scene.selected == ("masses", 1)

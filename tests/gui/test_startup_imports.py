@@ -79,7 +79,7 @@ def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp
 
 
 def test_a_deferred_module_runs_on_first_use_once(tmp_path, monkeypatch):
-    from jointmodeller.gui.viewport import defer_module
+    from jointmodeller.gui.interactor import defer_module
 
     pkg = tmp_path / "jm_defer_pkg"
     pkg.mkdir()

@@ -124,10 +124,10 @@ def test_walkthrough_from_an_empty_project_to_closing(qtbot, window, small_proje
     # 3. a ligament with two clicks: femur, then tibia (a marker shows the first pick)
     rng = np.random.default_rng(7)
     w.act_place.trigger()
-    w.viewport.click(*visible_pick(w, "femur", rng))
+    w.viewport.picking.click(*visible_pick(w, "femur", rng))
     assert w.viewport.scene.marker_actor is not None
     shots.window(w, "first_pick_marked")
-    w.viewport.click(*visible_pick(w, "tibia", rng))
+    w.viewport.picking.click(*visible_pick(w, "tibia", rng))
     w.act_place.trigger()  # leave placement mode
     (att,) = w.doc.project.attachments
     assert (att.body_a, att.body_b) == ("femur", "tibia") and att.spring == "ligament"
