@@ -1,5 +1,6 @@
 """The layering of docs/architecture.md, held by the import-linter contracts in pyproject.toml."""
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -25,3 +26,30 @@ def test_core_and_model_import_without_gui_libraries():
             "print(bad); sys.exit(1 if bad else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+MAX_MODULE_LINES = 500
+MAX_CLASS_METHODS = 25
+"""Issue 20's limits for app/ and gui/: a module longer or a class with more methods does more than
+one job; split it by job (docs/architecture.md says where each concept lives)."""
+
+
+def _app_and_gui_modules() -> list[Path]:
+    return sorted(p for pkg in ("app", "gui") for p in (REPO / "jointmodeller" / pkg).rglob("*.py"))
+
+
+def test_no_module_in_app_and_gui_is_over_500_lines():
+    lines = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in _app_and_gui_modules()}
+    assert {f: n for f, n in lines.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_no_class_in_app_and_gui_has_more_than_25_methods():
+    """Methods: the functions defined in the class body (properties, static and class methods too)."""
+    counts = {}
+    for p in _app_and_gui_modules():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                n = sum(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) for d in node.body)
+                counts[f"{p.relative_to(REPO)}::{node.name}"] = n
+    assert len(counts) > 50  # the walk found the classes
+    assert {c: n for c, n in counts.items() if n > MAX_CLASS_METHODS} == {}
