@@ -1,5 +1,7 @@
-"""Plots of a run (matplotlib, Agg): tissue forces and lengths, contact force over time, and laxity
-curves (load against the measured quantity, with the cadaver data when the run has it).
+"""The plots panel of a run: tissue forces and lengths, contact force over time, and laxity curves
+(load against the measured quantity, with the cadaver data when the run has it). Which panels and
+curves a run gives is app.plot_data (Qt-free); the matplotlib figure is gui.plot_figure; this module
+is the widget that shows it.
 
 A matplotlib draw of these panels takes 100-300 ms on a slow machine, so the figure is rasterised in
 a worker thread and only the finished image is shown on the GUI thread; at most one draw is in
@@ -16,23 +18,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from jointmodeller.app import plot_data
+from jointmodeller.app.plot_data import Panel
+from jointmodeller.gui.plot_figure import fit_margins, make_figure, save_figure
 from jointmodeller.model.results import RunRecord
-
-TIME_SERIES = (
-    ("tissue_force_N", "tissue force [N]", 1.0),
-    ("tissue_length_m", "tissue length [mm]", 1000.0),
-    ("contact_force_G", "contact force [N]", 1.0),
-)
-VECTOR_SERIES = ("contact_force_G",)
-"""Series of vectors (k, c, 3) plotted as their magnitudes."""
-SWEEP_SERIES = (
-    ("length_m", "tissue length [mm]", 1000.0),
-    ("moment_arm_m", "moment arm [mm]", 1000.0),
-)
-"""Series of a coordinate sweep (muscle paths), plotted per tissue against the coordinate."""
-LAXITY_X = ("load", "load_N", "load_Nm", "applied_load")
-LAXITY_Y = ("value", "measure", "laxity_deg", "varus_valgus_deg", "displacement")
-
 
 _SWITCH = {"drawing": 0, "interval": None}
 _SWITCH_LOCK = threading.Lock()
@@ -65,54 +54,6 @@ def _stop_yielding() -> None:
         _SWITCH["drawing"] -= 1
         if _SWITCH["drawing"] == 0 and _SWITCH["interval"] is not None:
             sys.setswitchinterval(_SWITCH["interval"])
-
-
-UNIT_SUFFIXES = (("_deg", "°"), ("_rad", "rad"), ("_mm", "mm"), ("_m", "m"), ("_N", "N"), ("_Nm", "N·m"))
-
-
-def _with_unit(name: str) -> str:
-    """"varus_valgus_deg" -> "varus valgus [°]"; a name without a unit suffix keeps its words."""
-    for suffix, unit in sorted(UNIT_SUFFIXES, key=lambda su: -len(su[0])):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return f"{name[: -len(suffix)].replace('_', ' ')} [{unit}]"
-    return name.replace("_", " ")
-
-
-MARGINS_PT = {"left": 58.0, "bottom": 30.0, "top": 6.0}
-"""Figure margins in points (tick labels and axis titles fit at any panel size)."""
-
-
-def _fit_margins(fig) -> None:
-    """Set the figure's left, bottom and top margins to MARGINS_PT at its current size."""
-    w_in, h_in = fig.get_size_inches()
-    if w_in <= 0 or h_in <= 0:
-        return
-    left = min(0.4, MARGINS_PT["left"] / 72.0 / w_in)
-    bottom = min(0.4, MARGINS_PT["bottom"] / 72.0 / h_in)
-    top = max(0.6, 1.0 - MARGINS_PT["top"] / 72.0 / h_in)
-    fig.subplots_adjust(left=left, bottom=bottom, top=top)
-
-
-def _legend(ax, names: list, n: int) -> None:
-    """A legend beside the axes (outside, so it never hides a curve) for up to 12 named curves."""
-    if names and 1 <= n <= 12:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
-
-
-def _curves(run: RunRecord, kind: str, key, scale: float) -> tuple[np.ndarray | None, np.ndarray, list[str]]:
-    """(x (k,) or None, y (k, c) in the plotted units, curve names) of a "time", "bars" (k = 1, the
-    one sample) or "sweep" panel: the one reading of a panel's series, for the figure and the CSV."""
-    s = run.series
-    if kind == "sweep":
-        xk, yk = key
-        x = np.asarray(s[xk], float).reshape(-1)
-        return x, np.asarray(s[yk], float).reshape(x.shape[0], -1) * scale, run.labels.get(yk) or []
-    x = np.asarray(s["time"], float).reshape(-1) if kind == "time" else None
-    k = 1 if x is None else x.shape[0]
-    y = np.asarray(s[key], float)
-    if key in VECTOR_SERIES:
-        y = np.linalg.norm(y.reshape(k, -1, 3), axis=-1)
-    return x, y.reshape(k, -1) * scale, run.labels.get(key) or run.labels.get("tissue") or []
 
 
 class PlotPanel(QWidget):
@@ -208,7 +149,7 @@ class PlotPanel(QWidget):
         threading.Thread(target=self._work, args=(self._generation, fig, None, None), name="plot-draw",
                          daemon=True).start()
 
-    def _start_build(self, run: RunRecord, panels: list[tuple]) -> None:
+    def _start_build(self, run: RunRecord, panels: list[Panel]) -> None:
         """Build and rasterise the run's figure in a worker thread (after the one in flight)."""
         if self._drawing:
             self._build_wanted = (run, panels)
@@ -231,11 +172,11 @@ class PlotPanel(QWidget):
         _yield_to_gui()
         try:
             if build is not None:
-                fig, cursors = self._make_figure(*build)
+                fig, cursors = make_figure(*build)
                 fig.set_dpi(100.0)
                 fig.set_size_inches(*size)
                 result["figure"], result["cursors"] = fig, cursors
-            _fit_margins(fig)
+            fit_margins(fig)
             agg = FigureCanvasAgg(fig)
             agg.draw()
             result["image"] = np.asarray(agg.buffer_rgba()).copy()
@@ -318,8 +259,7 @@ class PlotPanel(QWidget):
         self._cursor_t = None
         self._build_wanted = None
         panels = [] if run is None else self.shown_panels(run)
-        self.plotted = [key if isinstance(key, str) else (key[1] if kind == "sweep" else "laxity")
-                        for kind, key, _, _ in panels]
+        self.plotted = [p.plotted for p in panels]
         if run is None:
             self.figure = None
             self._pixmap = None
@@ -329,16 +269,16 @@ class PlotPanel(QWidget):
             generation = self._generation
             QTimer.singleShot(0, lambda: self._start_build(run, panels) if generation == self._generation else None)
         else:
-            self.figure, self._cursors = self._make_figure(run, panels, None)
+            self.figure, self._cursors = make_figure(run, panels, None)
             QTimer.singleShot(0, self.request_draw)  # in a later turn of the event loop
 
     ALL = "All"
 
-    def shown_panels(self, run: RunRecord) -> list[tuple]:
+    def shown_panels(self, run: RunRecord) -> list[Panel]:
         """The run's panels as the chooser selects them (all, or the one whose title is chosen); the
         chooser lists the run's panels and keeps a choice the new run also has."""
-        panels = self._panels(run)
-        titles = [self._title(p) for p in panels]
+        panels = plot_data.panels(run)
+        titles = [p.title for p in panels]
         want = self.choice.currentText() or self.ALL
         self.choice.blockSignals(True)
         self.choice.clear()
@@ -349,125 +289,17 @@ class PlotPanel(QWidget):
         chosen = self.choice.currentText()
         return panels if chosen == self.ALL else [p for p, t in zip(panels, titles) if t == chosen]
 
-    @staticmethod
-    def _title(panel: tuple) -> str:
-        kind, key, label, _ = panel
-        return "laxity curve" if kind == "laxity" else label
-
     def _choice_changed(self, _text: str) -> None:
         if self.run is not None:
             self.show_run(self.run)
-
-    @staticmethod
-    def axis_label(run: RunRecord, key: str) -> str:
-        """An axis title with its unit for a series name: the laxity load (N or N·m, from the run's
-        stiffness unit) and measure (e.g. varus_valgus_deg -> "varus valgus [°]"), a swept
-        coordinate, or the name itself."""
-        if key == "load" and run.study == "laxity":
-            unit = str(run.summary.get("stiffness_unit") or "").split("/")[0]
-            kind = str(run.parameters.get("load_kind", "")).replace("_", "–")
-            return f"applied {kind + ' ' if kind else ''}load" + (f" [{unit}]" if unit else "")
-        if key == "measure" and run.study == "laxity":
-            name = str(run.parameters.get("measure") or run.summary.get("measure") or "measure")
-            return _with_unit(name)
-        return _with_unit(key)
-
-    @staticmethod
-    def _panels(run: RunRecord) -> list[tuple]:
-        """(kind, key, label, scale) of each panel the run's series give."""
-        s = run.series
-        panels = []
-        t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
-        if t is not None:
-            # one sample (an equilibrium): a bar per tissue or contact, not a one-point time series
-            kind = "bars" if t.shape[0] == 1 else "time"
-            for key, label, scale in TIME_SERIES:
-                if key in s and np.asarray(s[key]).shape[0] == t.shape[0] and np.asarray(s[key]).size:
-                    panels.append((kind, key, label, scale))
-        xk = next((k for k in LAXITY_X if k in s), None)
-        yk = next((k for k in LAXITY_Y if k in s), None)
-        if xk and yk:
-            panels.append(("laxity", (xk, yk), "laxity", 1.0))
-            tension = np.asarray(s.get("tissue_tension_N", np.zeros((0, 0))))
-            n = np.asarray(s[xk]).reshape(-1).shape[0]
-            if tension.ndim == 2 and tension.shape[0] == n and tension.shape[1] > 0 and n > 0:
-                panels.append(("sweep", (xk, "tissue_tension_N"), "tissue tension [N]", 1.0))
-        coordinate = run.parameters.get("coordinate") if run.study == "muscle_paths" else None
-        xk = f"{coordinate}_{run.parameters.get('unit', 'deg')}" if coordinate else None
-        if xk in s:  # a coordinate sweep: one curve per tissue against the coordinate
-            for key, label, scale in SWEEP_SERIES:
-                if key in s and np.asarray(s[key]).shape[0] == np.asarray(s[xk]).shape[0]:
-                    panels.append(("sweep", (xk, key), label, scale))
-        return panels
-
-    @staticmethod
-    def _make_figure(run: RunRecord, panels: list[tuple], cursor_t: float | None):
-        """(Figure, time cursors) of the run's panels; touches nothing else (any thread)."""
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5, 3))
-        legend_out = any(kind in ("time", "sweep") and len(run.labels.get(key if isinstance(key, str) else key[1])
-                                                             or run.labels.get("tissue") or []) >= 1
-                         for kind, key, _, _ in panels)
-        time_axes = [k for k, p in enumerate(panels) if p[0] == "time"]
-        shared = len(time_axes) > 1 and len(time_axes) == len(panels)  # one time axis, labelled once
-        fig.subplots_adjust(left=0.1, right=0.8 if legend_out else 0.98, top=0.96, bottom=0.12,
-                            hspace=0.25 if shared else 0.7)
-        cursors = []
-        s = run.series
-        t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
-        if not panels:
-            ax = fig.add_subplot(111)
-            ax.text(0.5, 0.5, f"{run.study}: {run.status}\n(no series to plot)", ha="center", va="center",
-                    transform=ax.transAxes)
-            ax.set_axis_off()
-        for k, (kind, key, label, scale) in enumerate(panels):
-            ax = fig.add_subplot(len(panels), 1, k + 1)
-            if kind == "time":
-                _, y, names = _curves(run, kind, key, scale)
-                for j in range(y.shape[1]):
-                    ax.plot(t, y[:, j], label=names[j] if j < len(names) else None)
-                ax.set_ylabel(label)
-                if shared and k != time_axes[-1]:
-                    ax.tick_params(labelbottom=False)
-                else:
-                    ax.set_xlabel("time [s]")
-                _legend(ax, names, y.shape[1])
-                cursors.append(ax.axvline(t[0] if cursor_t is None else cursor_t, color="0.4", lw=0.8))
-            elif kind == "bars":
-                _, y, names = _curves(run, kind, key, scale)
-                y = y[0]
-                ticks = [names[j] if j < len(names) else str(j + 1) for j in range(len(y))]
-                ax.barh(np.arange(len(y)), y, color="#4878a8")
-                ax.set_yticks(np.arange(len(y)), ticks, fontsize=7)
-                ax.invert_yaxis()
-                ax.set_xlabel(label)
-            elif kind == "sweep":
-                x, y, names = _curves(run, kind, key, scale)
-                for j in range(y.shape[1]):
-                    ax.plot(x, y[:, j], label=names[j] if j < len(names) else None)
-                ax.set_xlabel(PlotPanel.axis_label(run, key[0]))
-                ax.set_ylabel(label)
-                _legend(ax, names, y.shape[1])
-            else:
-                xk, yk = key
-                ax.plot(np.asarray(s[xk], float), np.asarray(s[yk], float), "o-", ms=3, label="model")
-                if "measured_load" in s and "measured_value" in s:
-                    ax.plot(s["measured_load"], s["measured_value"], "s", ms=4, label="measured")
-                    ax.legend(fontsize=7)
-                ax.set_xlabel(PlotPanel.axis_label(run, xk))
-                ax.set_ylabel(PlotPanel.axis_label(run, yk))
-        return fig, cursors
 
     # ------------------------------------------------------------------ export
     EXPORT_FORMATS = ("png", "svg", "csv")
 
     def export(self, path: str, width_in: float = 8.0, dpi: float = 150.0) -> str:
         """Save the shown run's plots: .png (``dpi``) or .svg as a figure ``width_in`` wide with 2.5 in
-        per panel, or .csv as the plotted data (time, then one column per curve in the plotted units;
-        a laxity curve as its load and measure columns). ValueError without a run or for another
-        suffix. Returns the path."""
-        import csv
+        per panel, or .csv as the plotted data (app.plot_data.write_plot_csv). ValueError without a
+        run or for another suffix. Returns the path."""
         from pathlib import Path
 
         if self.run is None:
@@ -477,49 +309,8 @@ class PlotPanel(QWidget):
             raise ValueError(f"plots are exported as {', '.join(self.EXPORT_FORMATS)}, not {suffix or 'no suffix'!r}")
         run, panels = self.run, self.shown_panels(self.run)
         if suffix == "csv":
-            header, columns = self.plot_columns(run, panels)
-            n = max((len(c) for c in columns), default=0)
-            with open(path, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                w.writerow(header)
-                for i in range(n):
-                    w.writerow([repr(float(c[i])) if i < len(c) else "" for c in columns])
-            return str(path)
-        fig, cursors = self._make_figure(run, panels, None)
-        for c in cursors:  # the replay cursor belongs to the screen, not to the exported figure
-            c.remove()
-        fig.set_size_inches(width_in, 2.5 * max(len(panels), 1))
-        _fit_margins(fig)
-        fig.savefig(path, dpi=dpi, format=suffix)
-        return str(path)
-
-    @staticmethod
-    def plot_columns(run: RunRecord, panels: list[tuple]) -> tuple[list[str], list[np.ndarray]]:
-        """(header, columns) of the plotted curves, in the units of the plot axes."""
-        s = run.series
-        header, columns = [], []
-        t = np.asarray(s["time"], float).reshape(-1) if "time" in s else None
-        if t is not None and any(kind in ("time", "bars") for kind, *_ in panels):
-            header.append("time [s]")
-            columns.append(t)
-        for kind, key, label, scale in panels:
-            if kind in ("bars", "time", "sweep"):
-                x, y, names = _curves(run, kind, key, scale)
-                if kind == "sweep" and key[0] not in header:
-                    header.append(key[0])
-                    columns.append(x)
-                for j in range(y.shape[1]):
-                    header.append(f"{label} {names[j] if j < len(names) else j}")
-                    columns.append(y[:, j])
-            else:
-                xk, yk = key
-                header += [xk, yk]
-                columns += [np.asarray(s[xk], float).reshape(-1), np.asarray(s[yk], float).reshape(-1)]
-                if "measured_load" in s and "measured_value" in s:
-                    header += ["measured_load", "measured_value"]
-                    columns += [np.asarray(s["measured_load"], float).reshape(-1),
-                                np.asarray(s["measured_value"], float).reshape(-1)]
-        return header, columns
+            return plot_data.write_plot_csv(path, run, panels)
+        return save_figure(path, run, panels, suffix, width_in, dpi)
 
     def set_time(self, t: float) -> None:
         """Move the time cursors (redrawn off the GUI thread; while a draw is in flight only the

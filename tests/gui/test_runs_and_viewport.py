@@ -118,6 +118,7 @@ def test_live_frames_reach_the_viewport_and_the_event_loop_keeps_ticking(qtbot, 
 
 
 def test_plots_of_forces_lengths_contact_and_laxity(qtbot):
+    from jointmodeller.app.plot_data import panels, plot_columns
     from jointmodeller.gui.plots import PlotPanel
     from jointmodeller.model.results import RunRecord
 
@@ -147,5 +148,5 @@ def test_plots_of_forces_lengths_contact_and_laxity(qtbot):
     assert panel.figure.axes[0].lines[1].get_ydata() == pytest.approx(30.0 * (1 + angle / 90))
     assert panel.figure.axes[0].lines[1].get_xdata() == pytest.approx(angle)
     assert panel.figure.axes[1].lines[0].get_ydata() == pytest.approx(np.full(4, -4.0))
-    header, columns = panel.plot_columns(panel.run, panel._panels(panel.run))
+    header, columns = plot_columns(panel.run, panels(panel.run))
     assert header[0] == "knee_deg" and "moment arm [mm] b" in header and len(columns) == 5
