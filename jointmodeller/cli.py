@@ -164,8 +164,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from jointmodeller.app.export import write_run_csv
     from jointmodeller.app.registry import study
-    from jointmodeller.io.run_csv import write_run_csv
     from jointmodeller.persistence import ProjectStore
 
     chosen = study(args.study)
@@ -309,7 +309,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_export_run(args: argparse.Namespace) -> int:
-    from jointmodeller.io.run_csv import write_run_csv
+    from jointmodeller.app.export import write_run_csv
     from jointmodeller.persistence import ProjectStore
 
     with ProjectStore(args.project) as store:
