@@ -473,7 +473,7 @@ class ProjectStore:
         try:
             parameters, labels, summary = json.loads(r.parameters), json.loads(r.labels), json.loads(r.summary)
             bodies = json.loads(r.bodies)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (json.JSONDecodeError, TypeError, RecursionError) as exc:
             raise ProjectFileError(f"{where} is damaged ({exc})") from None
         if not isinstance(parameters, dict) or not isinstance(labels, dict) or not isinstance(summary, dict):
             raise ProjectFileError(f"{where} is damaged (its parameters, labels or summary are not tables)")
@@ -481,6 +481,8 @@ class ProjectStore:
         pose: dict[str, np.ndarray] = {}
         units: dict[str, str] = {}
         for x in (r.series if with_series else ()):
+            if not isinstance(x.name, str):
+                raise ProjectFileError(f"{where}: a series name is damaged ({x.name!r})")
             a = _blob_to_array(x.dtype, x.shape, x.data, f"{where} › {x.name}")
             if x.name.startswith(POSE_PREFIX):
                 key = x.name[len(POSE_PREFIX):]
@@ -497,11 +499,11 @@ class ProjectStore:
         try:
             poses = None
             if pose or (with_series and bodies):
+                if not isinstance(bodies, list):
+                    raise RunDataError("bodies", "is not a list of body names")
                 missing = [f for f in POSE_FIELDS if f not in pose]
                 if missing:
                     raise RunDataError(missing[0], "is missing from the run's poses")
-                if not isinstance(bodies, list):
-                    raise RunDataError("bodies", "is not a list of body names")
                 poses = BodyPoses(tuple(bodies), **pose)
             run = RunRecord(study=r.study, parameters=parameters, status=r.status, message=r.message, series=series,
                             labels=labels, summary=summary, created=r.created, id=r.id, poses=poses, units=units)

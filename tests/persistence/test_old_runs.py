@@ -151,6 +151,13 @@ def test_other_damage_to_a_run_names_it(tmp_path):
     _sql(path, "update runs set bodies = '[\"lower\"]'")
     with ProjectStore(path) as store, pytest.raises(ProjectFileError, match=rf"run {run_id} › "):
         store.load_run(run_id)
+    _sql(path, "update runs set bodies = 7")
+    with ProjectStore(path) as store, pytest.raises(ProjectFileError, match=rf"run {run_id} › bodies"):
+        store.load_run(run_id)
+    _sql(path, "update runs set bodies = '[]'")
+    _sql(path, "update run_series set name = X'ff00' where name = 'time'")
+    with ProjectStore(path) as store, pytest.raises(ProjectFileError, match=rf"run {run_id}: a series name is damaged"):
+        store.load_run(run_id)
 
 
 def test_an_old_pose_the_migration_could_not_convert_is_named(tmp_path):

@@ -60,6 +60,8 @@ def _blob(a: np.ndarray) -> tuple[str, str, bytes]:
 
 
 def _is_rotation(R: np.ndarray) -> bool:
+    if R.size == 0:
+        return True
     return bool(np.all(np.isfinite(R)) and np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max() <= ROTATION_TOL
                 and np.abs(np.linalg.det(R) - 1.0).max() <= ROTATION_TOL)
 
@@ -154,7 +156,10 @@ def upgrade() -> None:
             continue  # damaged: left as it was, reported when read
         if not isinstance(labels, dict) or not isinstance(parameters, dict):
             continue
-        converted = _convert(old, labels, parameters, masses)
+        try:
+            converted = _convert(old, labels, parameters, masses)
+        except (ValueError, TypeError):  # numbers that make no pose (scipy refuses them): left as it was
+            converted = None
         if converted is None:
             continue
         new, bodies, consumed = converted
