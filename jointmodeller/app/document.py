@@ -1,7 +1,7 @@
 """The open project as a Qt-free document: path, dirty flag, change events, undoable row edits and
 joint-coordinate edits (one step each, :mod:`jointmodeller.app.commands`), per-cell validation
-messages (cells parsed by :mod:`jointmodeller.app.columns`), autosave to a recovery file and
-recovery after a crash.
+messages (cells parsed by :mod:`jointmodeller.app.columns`). Autosave to a recovery file and
+recovery after a crash are :mod:`jointmodeller.app.recovery` (``doc.recovery``).
 
 The GUI binds its views to a :class:`Document` through plain callbacks and wraps each Command in a
 QUndoStack entry; tests and scripts use the document's own UndoHistory.
@@ -9,12 +9,9 @@ QUndoStack entry; tests and scripts use the document's own UndoHistory.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import re
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -44,7 +41,7 @@ from jointmodeller.app.commands import (
     SetSection,
     UndoHistory,
 )
-from jointmodeller.model.codec import project_to_data, row_from_data
+from jointmodeller.app.recovery import Recovery
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import (
@@ -54,8 +51,6 @@ from jointmodeller.model.specs import (
 )
 from jointmodeller.model.validation import project_problems
 from jointmodeller.persistence import ProjectStore, load_project, save_project
-
-RECOVERY_SUFFIX = ".recovery.json"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -74,16 +69,6 @@ class DocEvent:
 Listener = Callable[[DocEvent], None]
 
 
-@dataclass(frozen=True)
-class RecoveryInfo:
-    """A recovery file left by a session that did not close cleanly."""
-
-    file: Path
-    original_path: Path | None
-    saved_at: float
-    title: str
-
-
 class Document:
     """The open project with its file path, dirty flag, listeners, undo sink and stored runs."""
 
@@ -99,8 +84,7 @@ class Document:
         self.recovery_dir = Path(recovery_dir) if recovery_dir is not None else None
         self._memory_runs: list[RunRecord] = []
         self._problems: list[Problem] | None = None
-        self._recovery_override: Path | None = None
-        self._recovery_token = hashlib.sha1(f"{os.getpid()}-{time.time()}-{id(self)}".encode()).hexdigest()[:8]
+        self.recovery = Recovery(self)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -327,8 +311,8 @@ class Document:
                 store.save_run(run)
         self._memory_runs = []
         old_path = self.path
-        self.discard_recovery()
-        self._recovery_override = None
+        self.recovery.discard()
+        self.recovery.override = None
         self.path = target
         self.project = written
         self._saved = written
@@ -380,71 +364,5 @@ class Document:
         with ProjectStore(self.path) as store:
             return store.load_run(run_id)
 
-    # ------------------------------------------------------------------ autosave and recovery
-    def recovery_file(self) -> Path | None:
-        """Where this document's autosave goes (None without a recovery folder)."""
-        if self._recovery_override is not None:
-            return self._recovery_override
-        if self.recovery_dir is None:
-            return None
-        stem = self.path.stem if self.path is not None else "untitled"
-        key = hashlib.sha1(str(self.path.resolve() if self.path else self._recovery_token).encode()).hexdigest()[:10]
-        return self.recovery_dir / f"{stem}-{key}{RECOVERY_SUFFIX}"
 
-    def autosave(self) -> Path | None:
-        """Write the unsaved project to the recovery file (atomically); None when clean or no folder.
-        The project file itself is never touched, so an invalid edit is never saved there."""
-        target = self.recovery_file()
-        if target is None or not self.dirty:
-            return None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"recovery_for": str(self.path) if self.path is not None else None, "saved_at": time.time(),
-               "title": self.project.info.title, "document": project_to_data(self.project)}
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
-        os.replace(tmp, target)
-        return target
-
-    def discard_recovery(self) -> None:
-        """Remove the recovery file (after a save or a clean close)."""
-        target = self.recovery_file()
-        if target is not None:
-            target.unlink(missing_ok=True)
-
-    @staticmethod
-    def find_recoveries(recovery_dir: str | os.PathLike) -> list[RecoveryInfo]:
-        """Recovery files in the folder, newest first (sessions that crashed)."""
-        folder = Path(recovery_dir)
-        out = []
-        for f in folder.glob(f"*{RECOVERY_SUFFIX}") if folder.is_dir() else ():
-            try:
-                head = json.loads(f.read_text(encoding="utf-8"))
-                orig = head.get("recovery_for")
-                out.append(RecoveryInfo(f, Path(orig) if orig else None, float(head.get("saved_at", 0.0)),
-                                        str(head.get("title", ""))))
-            except (OSError, ValueError, TypeError, AttributeError):
-                continue
-        return sorted(out, key=lambda r: -r.saved_at)
-
-    @classmethod
-    def recover(cls, file: str | os.PathLike, **kw) -> "Document":
-        """A dirty document holding the project of a recovery file (which may break rules: the
-        panels show the problems). The recovery file is taken over and replaced by later autosaves."""
-        file = Path(file)
-        head = json.loads(file.read_text(encoding="utf-8"), parse_constant=_reject)
-        data = head.get("document", {})
-        if not isinstance(data, dict) or data.get("format") is None:
-            raise ValidationError(Problem("Recovery file", None, None, "holds no project"))
-        project = row_from_data(Project, data.get("project"), "project", 0)
-        orig = head.get("recovery_for")
-        kw.setdefault("recovery_dir", file.parent)
-        doc = cls(project, orig, saved=False, **kw)
-        doc._recovery_override = file
-        return doc
-
-
-def _reject(name: str) -> Any:
-    raise ValueError(f"{name} is not a number a project may hold")
-
-
-__all__ = ["DocEvent", "Document", "RecoveryInfo"]
+__all__ = ["DocEvent", "Document"]

@@ -333,7 +333,7 @@ class MainWindow(QMainWindow):
         self._autosave.stop()
         self.settings.setValue("window_state", self.saveState())
         if self.confirm or not self.doc.dirty:
-            self.doc.discard_recovery()
+            self.doc.recovery.discard()
         self._unsubscribe()
         self._unsubscribe = lambda: None
         self.doc.set_undo_sink(None)

@@ -134,14 +134,14 @@ class ProjectFiles:
 
     def autosave(self) -> Path | None:
         try:
-            return self.window.doc.autosave()
+            return self.window.doc.recovery.autosave()
         except (OSError, ValueError) as exc:  # a full disk must not take the session down
             self._status(f"Autosave failed: {exc}", 8000)
             return None
 
     def offer_recovery(self, ask: bool = True) -> bool:
         """Reopen the newest recovery file left by a crashed session (asks first when ``ask``)."""
-        found = Document.find_recoveries(recovery_dir())
+        found = recovery.find_recoveries(recovery_dir())
         if not found or not self.maybe_save():
             return False
         rec = found[0]
@@ -154,7 +154,7 @@ class ProjectFiles:
                 rec.file.unlink(missing_ok=True)
                 return False
         try:
-            doc = Document.recover(rec.file)
+            doc = recovery.recover(rec.file)
         except (JointModellerError, OSError, ValueError) as exc:
             self.window.show_error("Cannot recover", str(exc))
             return False

@@ -8,6 +8,7 @@ import pytest
 
 from jointmodeller.app.columns import CellError, column
 from jointmodeller.app.document import Document
+from jointmodeller.app.recovery import find_recoveries, recover
 from jointmodeller.model.errors import ValidationError
 from jointmodeller.model.results import RunRecord
 from jointmodeller.persistence import load_project
@@ -89,14 +90,14 @@ def test_autosave_and_recovery(small_project, tmp_path):
     rec = tmp_path / "recovery"
     doc = Document(small_project, recovery_dir=rec)
     doc.save(path)
-    assert doc.autosave() is None  # clean: nothing to recover
+    assert doc.recovery.autosave() is None  # clean: nothing to recover
     doc.set_cell("info", 0, "title", "Crashed knee")
     doc.set_cell("masses", 1, "mass_kg", "0")  # even a rule-breaking edit is recovered
-    f = doc.autosave()
+    f = doc.recovery.autosave()
     assert f is not None and f.exists()
-    found = Document.find_recoveries(rec)
+    found = find_recoveries(rec)
     assert [r.file for r in found] == [f] and found[0].original_path == path
-    back = Document.recover(f)
+    back = recover(f)
     assert back.dirty and back.path == path
     assert back.project.info.title == "Crashed knee" and back.project.masses[1].mass_kg == 0.0
     assert np.array_equal(back.project.masses[0].mesh.vertices_L, small_project.masses[0].mesh.vertices_L)
