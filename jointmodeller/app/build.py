@@ -229,9 +229,13 @@ def build_mechanical_system(
     if mesh_rows.size:
         from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle
         from jointmodeller.core.mechanics.wrapped_tissue import WrappingPathProvider
+        from jointmodeller.io.sdf_cache import cached_field
 
         obstacles = [MeshObstacle(mesh_B(i, mm.mesh), mm.mesh.faces, i, mm.name)
                      for i, mm in enumerate(masses) if mm.mesh is not None]
+        for ob in obstacles:  # fields bound the exact queries' work (same paths): from the disk cache
+            if ob.is_closed:
+                ob.use_field(cached_field(ob.vertices_B, ob.faces).field)
         if not obstacles:
             raise ValidationError(Problem("attachments", rows[int(mesh_rows[0])]["name"], "wraps",
                                           "wraps over the bone meshes, but no mass has a mesh"))

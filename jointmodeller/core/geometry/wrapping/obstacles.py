@@ -11,6 +11,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
+from jointmodeller.core.geometry.sdf import SignedDistanceField
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.core.geometry.wrapping import _kernels
 from jointmodeller.core.tolerances import tol
@@ -28,7 +29,8 @@ class MeshObstacle:
     once and reused.
     """
 
-    def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "") -> None:
+    def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "",
+                 sdf: SignedDistanceField | None = None) -> None:
         mesh = trimesh.Trimesh(np.asarray(vertices_B, float), np.asarray(faces, np.int64), process=False)
         if mesh.is_watertight and mesh.is_winding_consistent and mesh.volume < 0.0:
             mesh.invert()  # a closed surface wound inside out: make its normals point out of the bone
@@ -53,6 +55,17 @@ class MeshObstacle:
         self.far_margin = 0.05 * self.size
         self.vertex_faces = self._vertex_face_table(self.faces, len(self.vertices_B))
         self._mesh = mesh
+        #: the surface's signed distance field in B (optional): a cheap bound that lets
+        #: closest_over_obstacles skip exact queries of points clearly away from this obstacle
+        self.sdf: SignedDistanceField | None = None
+        if sdf is not None:
+            self.use_field(sdf)
+
+    def use_field(self, sdf: SignedDistanceField) -> None:
+        """Take ``sdf`` (the field of this obstacle's own vertices_B and faces, which may have been
+        turned outside out above) as the bound for closest_over_obstacles; ignored for an open surface,
+        whose field changes sign past its rim."""
+        self.sdf = sdf if sdf.closed and self.is_closed else None
 
     @staticmethod
     def _vertex_face_table(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -189,13 +202,22 @@ class Pose:
 
 
 def closest_over_obstacles(
-    obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4, facets: bool = False
+    obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4, facets: bool = False,
+    exact_below: float | None = None, exact_where: np.ndarray | None = None,
 ):
     """The nearest-by-signed-distance obstacle surface for each point x_G (m, 3).
 
     Returns closest_G (m, 3), normal_G (m, 3), signed distance (m,), obstacle index (m,),
     closest point in that obstacle's body frame (m, 3) and shape operator in G (m, 3, 3).
     facets: report the flat faces' normals (and zero curvature) instead of the smooth normal field.
+
+    exact_below [m]: with obstacles that carry a distance field (``MeshObstacle.sdf``), a point whose
+    field bound shows it farther than exact_below from an obstacle skips that obstacle's exact query
+    and gets the bound (value − error_bound, at most its true signed distance) as its distance there,
+    the field's point and normal and no curvature; points in ``exact_where`` (m,) bool are always
+    exact. Every point within exact_below of an obstacle, and every point in exact_where, gets the
+    same exact results as without the field (per-point queries), so tests such as ``sd < t`` with
+    t ≤ exact_below decide alike.
     """
     m = x_G.shape[0]
     best_sd = np.full(m, np.inf)
@@ -206,9 +228,13 @@ def closest_over_obstacles(
     which = np.full(m, -1, dtype=np.int64)
     for j, ob in enumerate(obstacles):  # loop over bodies, vectorised over points
         xb = pose.to_body(ob.body, x_G)
-        q, n, sd, face, S = ob.closest(xb, k=k, shape=True)
+        if exact_below is not None and ob.sdf is not None:
+            q, n, sd, face, S = _closest_bounded(ob, xb, k, exact_below, exact_where)
+        else:
+            q, n, sd, face, S = ob.closest(xb, k=k, shape=True)
         if facets:  # the polyhedron itself: flat faces, no curvature inside them
-            n = ob.face_normals_B[face]
+            exact = face >= 0
+            n = np.where(exact[:, None], ob.face_normals_B[np.maximum(face, 0)], n)
             S = np.zeros_like(S)
         better = sd < best_sd
         if better.any():
@@ -220,3 +246,30 @@ def closest_over_obstacles(
             n_G[better] = pose.dir_to_global(ob.body, n[better])
             S_G[better] = R @ S[better] @ R.T
     return c_G, n_G, best_sd, which, c_B, S_G
+
+
+def _closest_bounded(ob: MeshObstacle, xb: np.ndarray, k: int, exact_below: float,
+                     exact_where: np.ndarray | None):
+    """``ob.closest(xb, shape=True)`` where the obstacle's field cannot rule a point out (bound ≤
+    exact_below) or exact_where says so; elsewhere the field's lower bound, its point and normal,
+    zero curvature and face −1."""
+    assert ob.sdf is not None
+    value, grad = ob.sdf.value_and_gradient(xb)
+    lower = value - ob.sdf.error_bound
+    need = lower <= exact_below
+    if exact_where is not None:
+        need |= np.asarray(exact_where, bool)
+    m = len(xb)
+    length = np.linalg.norm(grad, axis=1)
+    n = np.zeros((m, 3))
+    n[:, 0] = 1.0
+    ok = length > 0.0
+    n[ok] = grad[ok] / length[ok, None]
+    q = xb - value[:, None] * n
+    sd = lower.copy()
+    face = np.full(m, -1, np.int64)
+    S = np.zeros((m, 3, 3))
+    idx = np.flatnonzero(need)
+    if len(idx):
+        q[idx], n[idx], sd[idx], face[idx], S[idx] = ob.closest(xb[idx], k=k, shape=True)
+    return q, n, sd, face, S

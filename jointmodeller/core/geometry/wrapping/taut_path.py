@@ -271,8 +271,10 @@ class TautPathSolver:
         stable = False
         damped = 0  # iterations left of half steps (after a stall), then full steps are retried
         for it in range(1, max_iter + 1):
+            # exact where it matters: contacts, and points that may have gone in (sd < -eps)
             c, n, sd, which, cB, S = closest_over_obstacles(
-                self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets
+                self.obstacles, pose, x[1:-1], k=opt.k_nearest, facets=facets, exact_below=-eps,
+                exact_where=active,
             )
             newly = (sd < -eps) & ~active
             if it > opt.max_iter // 4:  # late in the solve: a lift-off/re-contact cycle is an artefact
@@ -348,8 +350,9 @@ class TautPathSolver:
             x = sector_hull_guess(a_G, b_G, self.obstacles, pose, N)
             # vertices of the guess that lie on or near a bone start in contact, so the first
             # solve cannot snap the string back through the bones to the straight line
-            _, _, sd0, _, _, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
             spacing0 = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
+            _, _, sd0, _, _, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
+                                                        exact_below=0.5 * spacing0)
             active = sd0 < 0.5 * spacing0
             cold = True
             ws.facets_work = True
@@ -373,7 +376,8 @@ class TautPathSolver:
                 else:
                     ws.facets_work = False  # do not retry on every warm step
         # final retraction: contacts (and any vertex still inside) onto the surface
-        c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest)
+        c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
+                                                        exact_below=0.0, exact_where=active)
         on = active | (sd < 0.0)
         x[1:-1][on] = c[on]
         ob_idx = np.where(on, which, -1)
