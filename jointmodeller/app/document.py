@@ -42,15 +42,15 @@ from jointmodeller.app.commands import (
     UndoHistory,
 )
 from jointmodeller.app.recovery import Recovery
+from jointmodeller.app.run_store import StoredRuns
 from jointmodeller.model.errors import Problem, ValidationError
-from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import (
     Attachment,
     Project,
     SpringType,
 )
 from jointmodeller.model.validation import project_problems
-from jointmodeller.persistence import ProjectStore, load_project, save_project
+from jointmodeller.persistence import load_project, save_project
 
 
 # ------------------------------------------------------------------------------------------------
@@ -70,7 +70,8 @@ Listener = Callable[[DocEvent], None]
 
 
 class Document:
-    """The open project with its file path, dirty flag, listeners, undo sink and stored runs."""
+    """The open project with its file path, dirty flag, listeners, undo sink, stored runs (``runs``) and
+    autosave (``recovery``)."""
 
     def __init__(self, project: Project | None = None, path: str | os.PathLike | None = None,
                  *, recovery_dir: str | os.PathLike | None = None, saved: bool = True):
@@ -82,7 +83,7 @@ class Document:
         self.history = UndoHistory()
         self._sink: Callable[[Command], None] | None = None
         self.recovery_dir = Path(recovery_dir) if recovery_dir is not None else None
-        self._memory_runs: list[RunRecord] = []
+        self.runs = StoredRuns(self, changed=lambda: self._emit(DocEvent("runs")))
         self._problems: list[Problem] | None = None
         self.recovery = Recovery(self)
 
@@ -304,12 +305,7 @@ class Document:
         if target is None:
             raise ValueError("the project has no file yet; give a path (save as)")
         written = save_project(target, self.project, allow_problems=True)
-        if self.path is not None and target != self.path and self._memory_runs == [] and self.path.exists():
-            self._copy_runs(self.path, target)
-        for run in self._memory_runs:
-            with ProjectStore(target) as store:
-                store.save_run(run)
-        self._memory_runs = []
+        self.runs.save_to(target)
         old_path = self.path
         self.recovery.discard()
         self.recovery.override = None
@@ -323,46 +319,6 @@ class Document:
         self._was_dirty = False
         self._emit(DocEvent("dirty"))
         return target
-
-    @staticmethod
-    def _copy_runs(src: Path, dst: Path) -> None:
-        with ProjectStore(src) as a, ProjectStore(dst) as b:
-            for r in a.list_runs():
-                assert r.id is not None  # a stored run has its row's id
-                run = a.load_run(r.id)
-                run.id = None
-                b.save_run(run)
-
-    # ------------------------------------------------------------------ runs
-    def add_run(self, run: RunRecord) -> int:
-        """Store a finished run: in the project file when there is one, else in memory until the
-        first save. Returns its id."""
-        if self.path is not None and self.path.exists():
-            with ProjectStore(self.path) as store:
-                rid = store.save_run(run)
-        else:
-            rid = -(len(self._memory_runs) + 1)
-            run.id = rid
-            self._memory_runs.append(run)
-        self._emit(DocEvent("runs"))
-        return rid
-
-    def list_runs(self) -> list[RunRecord]:
-        """Stored runs, oldest first (without series when they come from the file)."""
-        runs: list[RunRecord] = []
-        if self.path is not None and self.path.exists():
-            with ProjectStore(self.path) as store:
-                runs = store.list_runs()
-        return runs + list(self._memory_runs)
-
-    def load_run(self, run_id: int) -> RunRecord:
-        for run in self._memory_runs:
-            if run.id == run_id:
-                return run
-        if self.path is None:
-            raise KeyError(f"no run {run_id}")
-        with ProjectStore(self.path) as store:
-            return store.load_run(run_id)
 
 
 __all__ = ["DocEvent", "Document"]

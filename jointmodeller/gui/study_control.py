@@ -224,7 +224,7 @@ class StudyController(QObject):
             return
         if run.status == "completed":
             rp.progress.setValue(1000)
-        w.doc.add_run(run)
+        w.doc.runs.add_run(run)
         rp.status.setText(f"{run.study}: {run.status}. {run.message}".strip())
 
     def _run_failed(self, message: str) -> None:
@@ -236,7 +236,7 @@ class StudyController(QObject):
         box = self.window.run_panel.runs
         box.blockSignals(True)
         box.clear()
-        for r in self.window.doc.list_runs():
+        for r in self.window.doc.runs.list_runs():
             box.addItem(f"#{r.id} {r.study} ({r.status}) {r.created}", r.id)
         box.blockSignals(False)
         if select_last and box.count():
@@ -247,7 +247,7 @@ class StudyController(QObject):
         rid = self.window.run_panel.runs.itemData(index)
         if rid is None:
             return
-        self.show_run(self.window.doc.load_run(rid))
+        self.show_run(self.window.doc.runs.load_run(rid))
 
     # ------------------------------------------------------------------ replay
     def clear_run(self) -> None:

@@ -109,13 +109,13 @@ def test_autosave_and_recovery(small_project, tmp_path):
 def test_runs_kept_in_memory_until_first_save(small_project, tmp_path):
     doc = Document(small_project)
     run = RunRecord(study="dynamics", series={"time": np.linspace(0, 1, 5)})
-    rid = doc.add_run(run)
-    assert [r.study for r in doc.list_runs()] == ["dynamics"]
-    assert np.array_equal(doc.load_run(rid).series["time"], run.series["time"])
+    rid = doc.runs.add_run(run)
+    assert [r.study for r in doc.runs.list_runs()] == ["dynamics"]
+    assert np.array_equal(doc.runs.load_run(rid).series["time"], run.series["time"])
     doc.save(tmp_path / "p.jmdb")
-    runs = doc.list_runs()
+    runs = doc.runs.list_runs()
     assert len(runs) == 1 and runs[0].id > 0
-    assert np.array_equal(doc.load_run(runs[0].id).series["time"], run.series["time"])
+    assert np.array_equal(doc.runs.load_run(runs[0].id).series["time"], run.series["time"])
 
 
 def test_mobilizer_columns_create_edit_and_remove_the_joint(small_project):

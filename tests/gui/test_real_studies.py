@@ -28,7 +28,7 @@ def test_dynamics_study_reaches_100_percent_and_is_stored(qtbot, window, small_p
     run = blocker.args[0]
     assert run.status == "completed", run.message
     assert w.run_panel.progress.value() == w.run_panel.progress.maximum()
-    stored = w.doc.list_runs()
+    stored = w.doc.runs.list_runs()
     assert [r.study for r in stored] == ["dynamics"] and w.run_panel.runs.count() == 1
     # the replay slider shows the stored poses: the last sample's mesh transform is the actor's
     s = w.run_panel.slider
@@ -64,7 +64,7 @@ def test_integrator_and_accuracy_chosen_in_the_run_panel_reach_the_study(qtbot, 
     run = blocker.args[0]
     assert run.status == "completed", run.message
     assert run.parameters["method"] == "BDF" and run.parameters["digits"] == 4.0
-    assert w.doc.list_runs()[-1].parameters["method"] == "BDF"  # stored as run
+    assert w.doc.runs.list_runs()[-1].parameters["method"] == "BDF"  # stored as run
     rp.method.setCurrentIndex(rp.method.findData("auto"))
     with qtbot.waitSignal(w.runFinished, timeout=180000) as blocker:
         rp.start.click()
@@ -104,4 +104,4 @@ def test_live_dynamics_of_the_demo_keeps_the_event_loop_running(qtbot, window, d
     assert np.asarray(w.viewport.scene.mass_actors["ulna"].user_matrix) == pytest.approx(
         pose_matrix(frame.poses["ulna"]), abs=1e-15)
     assert 1000 * max(cpu) < 100.0
-    assert w.doc.list_runs()[-1].status in ("stopped", "completed")
+    assert w.doc.runs.list_runs()[-1].status in ("stopped", "completed")

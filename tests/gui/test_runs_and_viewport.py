@@ -26,14 +26,14 @@ def test_study_reaches_100_percent_and_the_run_is_stored(qtbot, window, small_pr
         assert w.run_panel.stop.isEnabled() and not w.run_panel.start.isEnabled()
     assert w.run_panel.progress.value() == w.run_panel.progress.maximum()
     assert values and values[-1] == pytest.approx(1.0) and np.all(np.diff(values) >= 0)
-    runs = w.doc.list_runs()
+    runs = w.doc.runs.list_runs()
     assert [r.study for r in runs] == ["dynamics"] and runs[0].status == "completed"
     assert w.run_panel.runs.count() == 1 and w.run_panel.slider.isEnabled()
     assert w.run_panel.slider.maximum() == 40
     assert "tissue_force_N" in w.plots.plotted
     # replay: the slider moves the upper box to the stored pose of that sample
     w.run_panel.slider.setValue(20)
-    run = w.doc.load_run(runs[0].id)
+    run = w.doc.runs.load_run(runs[0].id)
     M = np.asarray(w.viewport.scene.mass_actors["upper"].user_matrix)
     upper = small_project.mass("upper")
     R0 = mass_pose(upper)[0]
@@ -58,7 +58,7 @@ def test_pause_and_stop(qtbot, window, small_project):
     qtbot.waitUntil(lambda: w.run_panel.progress.value() > held, timeout=20000)
     with qtbot.waitSignal(w.runner.finished, timeout=30000):
         w.run_panel.stop.click()
-    runs = w.doc.list_runs()
+    runs = w.doc.runs.list_runs()
     assert runs[-1].status == "stopped" and not w.runner.running
 
 

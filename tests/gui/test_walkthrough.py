@@ -172,7 +172,7 @@ def test_walkthrough_from_an_empty_project_to_closing(qtbot, window, small_proje
     # a femur held by one ligament, without contact, is a pendulum: dynamics always runs its 0.05 s; the
     # static studies may honestly find no equilibrium (run_study checked that they say why)
     assert outcomes["dynamics"] == "completed", outcomes
-    assert len(w.doc.list_runs()) == 3  # stored in the project file
+    assert len(w.doc.runs.list_runs()) == 3  # stored in the project file
 
     # 8. export a plot and a CSV of the shown run (choose the dynamics run in the run box)
     box = w.run_panel.runs
@@ -200,5 +200,5 @@ def test_walkthrough_from_an_empty_project_to_closing(qtbot, window, small_proje
 
     # 10. close: nothing to ask, nothing left behind
     assert w.close()
-    assert load_project(path) == saved and len(w.doc.list_runs()) == 3
+    assert load_project(path) == saved and len(w.doc.runs.list_runs()) == 3
     assert all(p.is_file() and p.stat().st_size > 0 for p in shots.taken)
