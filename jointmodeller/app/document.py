@@ -1,7 +1,9 @@
-"""The open project as a Qt-free document: path, dirty flag, change events, undoable row edits and
-joint-coordinate edits (one step each, :mod:`jointmodeller.app.commands`), per-cell validation
-messages (cells parsed by :mod:`jointmodeller.app.columns`). Autosave to a recovery file and
-recovery after a crash are :mod:`jointmodeller.app.recovery` (``doc.recovery``).
+"""The open project as a Qt-free document: path, dirty flag, change events, undoable row edits (one
+step each, :mod:`jointmodeller.app.commands`) and per-cell validation messages (cells parsed by
+:mod:`jointmodeller.app.columns`). A document owns one helper per further job: its joint-coordinate
+edits (``doc.coordinates``, :mod:`jointmodeller.app.coordinate_edits`), its stored runs (``doc.runs``,
+:mod:`jointmodeller.app.run_store`) and its autosave for crash recovery (``doc.recovery``,
+:mod:`jointmodeller.app.recovery`).
 
 The GUI binds its views to a :class:`Document` through plain callbacks and wraps each Command in a
 QUndoStack entry; tests and scripts use the document's own UndoHistory.
@@ -9,7 +11,6 @@ QUndoStack entry; tests and scripts use the document's own UndoHistory.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, replace
@@ -21,13 +22,10 @@ from jointmodeller.app.columns import (
     EXTRA_COLUMNS,
     INFO,
     LABEL_TO_SECTION,
-    MM,
     SECTION_LABELS,
     CellError,
     column,
     default_row,
-    format_number,
-    parse_number,
     section_rows,
     unique_name,
     with_section_rows,
@@ -38,12 +36,12 @@ from jointmodeller.app.commands import (
     RemoveRow,
     ReplaceProject,
     SetRow,
-    SetSection,
     UndoHistory,
 )
+from jointmodeller.app.coordinate_edits import CoordinateEdits
 from jointmodeller.app.recovery import Recovery
 from jointmodeller.app.run_store import StoredRuns
-from jointmodeller.model.errors import Problem, ValidationError
+from jointmodeller.model.errors import Problem
 from jointmodeller.model.specs import (
     Attachment,
     Project,
@@ -86,6 +84,7 @@ class Document:
         self.runs = StoredRuns(self, changed=lambda: self._emit(DocEvent("runs")))
         self._problems: list[Problem] | None = None
         self.recovery = Recovery(self)
+        self.coordinates = CoordinateEdits(self)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -207,50 +206,6 @@ class Document:
 
     def replace_project(self, project: Project, text: str = "Change project") -> None:
         self.push(ReplaceProject(self.project, project, text))
-
-    # ------------------------------------------------------------------ joint coordinates
-    def coordinates(self) -> list:
-        """Every joint coordinate of the project (``app.coordinates.CoordinateRow``, mass-row order);
-        empty when no mass has a joint. ValidationError when a joint breaks a rule (the problems of the
-        Mobilizers panel) or the joints cannot be assembled into a tree."""
-        if not any(m.joint is not None and m.joint.coordinates for m in self.project.masses):
-            return []
-        joint_problems = [p for p in self.problems()
-                          if p.section == SECTION_LABELS["masses"] and (p.field or "").startswith("joint")]
-        if joint_problems:
-            raise ValidationError(joint_problems)
-        from jointmodeller.app.coordinates import coordinate_table  # builds the tree: loaded on first use
-
-        return coordinate_table(self.project)
-
-    def set_coordinates(self, *, lock=(), free=(), lock_all: bool = False, free_all: bool = False,
-                        values: dict[str, float] | None = None, text: str = "Edit coordinates") -> bool:
-        """Lock, free or set joint coordinates (values in SI: rad or m) as one undoable step; the
-        masses' initial poses follow the values. False when nothing changes; ValidationError (nothing
-        changed) for an unknown name or a value that is not finite."""
-        from jointmodeller.app.coordinates import set_coordinates
-
-        new = set_coordinates(self.project, lock=lock, free=free, lock_all=lock_all, free_all=free_all,
-                              values=values)
-        if new.masses == self.project.masses:
-            return False
-        self.push(SetSection("masses", self.project.masses, new.masses, text))
-        return True
-
-    def set_coordinate_text(self, name: str, text: str) -> bool:
-        """Set one coordinate from display text: degrees for a rotation, millimetres for a translation.
-        CellError (nothing changed) when the text is not a finite number or no coordinate has that
-        name; False when the value is unchanged."""
-        rows = {r.name: r for r in self.coordinates()}
-        if name not in rows:
-            raise CellError(f"no joint coordinate named {name!r}")
-        row = rows[name]
-        shown = parse_number("" if text is None else str(text))
-        value = math.radians(shown) if row.rotational else shown / MM
-        if format_number(row.display[0]) == format_number(shown):  # the same number as shown: nothing to do
-            return False
-        unit = "°" if row.rotational else " mm"
-        return self.set_coordinates(values={name: value}, text=f"Set {name} = {format_number(shown)}{unit}")
 
     # ------------------------------------------------------------------ validation
     def problems(self) -> list[Problem]:

@@ -1,6 +1,6 @@
 """The Coordinates panel: every joint coordinate of the project with its mass, its value (degrees for a
 rotation, millimetres for a translation) and a Locked check box; Lock all / Free all. Each edit is one
-undoable document command (``Document.set_coordinates``), which also moves the bones."""
+undoable document command (``doc.coordinates.change``), which also moves the bones."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ class CoordinateTableModel(QAbstractTableModel):
 
     def _table(self) -> tuple[list, str]:
         try:
-            return self.doc.coordinates(), ""
+            return self.doc.coordinates.table(), ""
         except (JointModellerError, ValueError, LookupError) as exc:  # a joint being edited
             return [], f"The coordinates cannot be listed until the joints are fixed (Mobilizers panel): {exc}"
 
@@ -169,11 +169,11 @@ class CoordinateTableModel(QAbstractTableModel):
         row = self.rows[index.row()]
         if index.column() == VALUE and role == Qt.EditRole:
             return self._apply(row.name, "Value",
-                               lambda: self.doc.set_coordinate_text(row.name, "" if value is None else str(value)))
+                               lambda: self.doc.coordinates.set_text(row.name, "" if value is None else str(value)))
         if index.column() == LOCKED and role == Qt.CheckStateRole:
             lock = _checked(value)
             what = "Lock" if lock else "Free"
-            return self._apply(row.name, "Locked", lambda: self.doc.set_coordinates(
+            return self._apply(row.name, "Locked", lambda: self.doc.coordinates.change(
                 lock=[row.name] if lock else (), free=() if lock else [row.name], text=f"{what} {row.name}"))
         return False
 
@@ -194,7 +194,7 @@ class CoordinateTableModel(QAbstractTableModel):
     def set_all(self, lock: bool) -> bool:
         """Lock (or free) every coordinate as one undoable step."""
         text = "Lock all coordinates" if lock else "Free all coordinates"
-        return self._apply("all", "Locked", lambda: self.doc.set_coordinates(
+        return self._apply("all", "Locked", lambda: self.doc.coordinates.change(
             lock_all=lock, free_all=not lock, text=text))
 
 

@@ -178,13 +178,13 @@ def test_bad_input_is_refused_with_a_message(qtbot, window, jointed_project, tex
 def test_document_refuses_unknown_names_and_non_finite_values(jointed_project):
     doc = Document(jointed_project)
     with pytest.raises(CellError, match="no joint coordinate"):
-        doc.set_coordinate_text("knee_flex_r", "10")
+        doc.coordinates.set_text("knee_flex_r", "10")
     with pytest.raises(ValidationError):
-        doc.set_coordinates(values={"flex": float("nan")})
+        doc.coordinates.change(values={"flex": float("nan")})
     with pytest.raises(ValidationError, match="no coordinate named"):
-        doc.set_coordinates(lock=["nope"])
+        doc.coordinates.change(lock=["nope"])
     assert doc.project is jointed_project and not doc.dirty
-    assert doc.set_coordinate_text("shift", "-4") and doc.project.masses[1].joint.default_q[1] == pytest.approx(-0.004)
+    assert doc.coordinates.set_text("shift", "-4") and doc.project.masses[1].joint.default_q[1] == pytest.approx(-0.004)
     doc.undo()
     assert doc.project == jointed_project
 
