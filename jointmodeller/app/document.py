@@ -115,10 +115,6 @@ class Document:
     def display_name(self) -> str:
         return self.path.name if self.path is not None else (self.project.info.title or "Untitled")
 
-    def window_title(self) -> str:
-        """``name* — JointModeller`` with the star while there are unsaved changes (Qt's [*])."""
-        return f"{self.display_name}{'*' if self.dirty else ''} — JointModeller"
-
     def _changed(self, event: DocEvent) -> None:
         self._problems = None
         self._emit(event)
