@@ -169,7 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from jointmodeller.persistence import ProjectStore
 
     chosen = study(args.study)
-    options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method),
+    options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method,
+                                contact_geometry=args.contact_geometry),
                "laxity": dict(experiment=args.experiment),
                "muscle_paths": dict(coordinate=args.coordinate)}.get(args.study, {})
     options.update(_run_limits(args))
@@ -204,6 +205,9 @@ def _run_limits(args: argparse.Namespace) -> dict:
         if not (math.isfinite(args.tol_n) and args.tol_n > 0):
             raise JointModellerError(f"--tol-n {args.tol_n:g}: must be a positive number of newtons")
         limits["force_tol" if args.study == "equilibrium" else "tol_N"] = args.tol_n
+    if args.contact_geometry != "exact" and args.study != "dynamics":
+        raise JointModellerError("--contact-geometry: only dynamics runs on distance fields (statics freeze "
+                                 "contact sets on the exact meshes)")
     if args.study == "dynamics":
         return {"max_wall_s": DEFAULT_DYNAMICS_WALL_S if args.max_wall_s is None else args.max_wall_s,
                 "max_steps": DEFAULT_DYNAMICS_MAX_STEPS if args.max_steps is None else args.max_steps}
@@ -739,6 +743,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="equilibrium and laxity: residual tolerance of each equilibrium, force [N] (moments: this "
                         "times the model's length scale); defaults: equilibrium 1e-8 N, laxity 1e-6 N on smooth "
                         "models and 1e-2 N with contact or wrapping")
+    s.add_argument("--contact-geometry", choices=("exact", "field"), default="exact",
+                   help="dynamics: how contact points are found: exact (default) closest points on the cartilage "
+                        "meshes, or field: one lookup per vertex in signed distance fields (built once per mesh "
+                        "and cached; ~3.6x faster contact, forces within 0.5%% on the demo: docs/sdf.md)")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -97,7 +97,7 @@ STUDIES: dict[str, Study] = {
                                                  "max_iterations", "max_wall_s", "live")),
     "dynamics": Study("dynamics", "Dynamics", "motion from the initial pose, at rest, under the loads",
                       ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
-                       "on_step")),
+                       "on_step", "contact_geometry")),
     "laxity": Study("laxity", "Laxity", "quasi-static load sweep of an experiment, against its measured data",
                     ("experiment", "max_wall_s", "tol_N", "live"), needs_experiment=True),
     "muscle_paths": Study("muscle_paths", "Muscle paths",

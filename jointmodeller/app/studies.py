@@ -226,6 +226,7 @@ def run_dynamics(
     max_wall_s: float | None = DEFAULT_DYNAMICS_WALL_S,
     max_steps: int | None = DEFAULT_DYNAMICS_MAX_STEPS,
     on_step: Callable[[BuiltMechanics], Callable[[float, np.ndarray, Callable], None]] | None = None,
+    contact_geometry: str = "exact",
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s] with the one
     ``core.multibody.integrate.simulate``: on the tree when the project has joints, constraints or
@@ -242,7 +243,14 @@ def run_dynamics(
 
     digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`) or one of
     core.multibody.integrate.METHODS; the run's parameters record the method used.
+    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields, read
+    from the disk cache; docs/sdf.md gives the difference measured), recorded in the parameters.
     """
+    from jointmodeller.core.mechanics.contact import GEOMETRIES
+
+    if contact_geometry not in GEOMETRIES:
+        raise ValidationError(Problem("Run", None, "contact geometry",
+                                      f"{contact_geometry!r}: use one of {', '.join(GEOMETRIES)}"))
     from jointmodeller.app.mobilized import needs_tree
     from jointmodeller.app.tree_studies import run_dynamics_mobilized
 
@@ -251,15 +259,16 @@ def run_dynamics(
     if needs_tree(project):
         run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method,
                                      progress=progress, cancel=cancel, contact=contact, wrapping=wrapping,
-                                     max_wall_s=max_wall_s, max_steps=max_steps, on_step=on_step)
+                                     max_wall_s=max_wall_s, max_steps=max_steps, on_step=on_step,
+                                     contact_geometry=contact_geometry)
         run.parameters["method_requested"] = requested
         return run
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
               "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping,
-              "max_wall_s": max_wall_s, "max_steps": max_steps}
+              "contact_geometry": contact_geometry, "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
     hook = None if on_step is None else on_step(built)
     traj = simulate(built.system, built.state, t_end, 10.0 ** -digits, report_times(built.state.t, t_end, report_dt),
                     method=method, progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,

@@ -66,6 +66,7 @@ def run_dynamics_mobilized(
     max_wall_s: float | None = None,
     max_steps: int | None = None,
     on_step: Callable | None = None,
+    contact_geometry: str = "exact",
 ) -> RunRecord:
     """Simulate the project's tree (``app.studies.run_dynamics`` sends projects with joints,
     constraints or coordinate rows here); the run reports like it plus the generalised coordinates
@@ -76,10 +77,10 @@ def run_dynamics_mobilized(
 
     params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
               "digits": float(digits), "method": method, "contact": contact, "wrapping": wrapping,
-              "max_wall_s": max_wall_s, "max_steps": max_steps}
+              "contact_geometry": contact_geometry, "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
-    mp = build_mobilized(project, contact=contact, wrapping=wrapping)
+    mp = build_mobilized(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
     system = mp.model.system
     state = initial_state(mp, tol=min(1e-10, 10.0 ** -digits))
     hook = None if on_step is None else on_step(mp.built)
