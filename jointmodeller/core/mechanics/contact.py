@@ -42,7 +42,7 @@ from jointmodeller.core.geometry.collision import (
 )
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
-from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley
+from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley, smoothstep
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 METHODS = ("foundation", "mjm")
@@ -114,12 +114,6 @@ def contact_field(vertices_B: np.ndarray, faces: np.ndarray, depth: float) -> Si
     these parameters)."""
     h = contact_field_spacing(vertices_B, faces)
     return SignedDistanceField.build(vertices_B, faces, spacing=h, band_cells=contact_field_band_cells(h, depth))
-
-
-def smoothstep(x: np.ndarray) -> np.ndarray:
-    """3x² − 2x³ on [0, 1], 0 below, 1 above: a C¹ ramp."""
-    x = np.clip(x, 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
 
 
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:

@@ -39,6 +39,12 @@ def hunt_crossley(f_elastic: np.ndarray, rate: np.ndarray, c: float) -> np.ndarr
     return np.maximum(f_elastic * (1.0 + 1.5 * c * rate), 0.0)
 
 
+def smoothstep(x: np.ndarray) -> np.ndarray:
+    """3x² − 2x³ on [0, 1], 0 below, 1 above: a C¹ ramp."""
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
 @dataclass(frozen=True)
 class StribeckFriction:
     """Smooth Stribeck friction curve μ(v) (seed 003 eq. 27, Fig. 5).
@@ -58,8 +64,7 @@ class StribeckFriction:
         vt = self.transition_speed
         w = np.clip(v / vt, 0.0, 1.0)
         rise = self.static * w * (2.0 - w)
-        s = np.clip((v - vt) / (2.0 * vt), 0.0, 1.0)
-        smooth = s * s * (3.0 - 2.0 * s)
+        smooth = smoothstep((v - vt) / (2.0 * vt))
         fall = self.static - (self.static - self.dynamic) * smooth
         return np.where(v <= vt, rise, fall) + self.viscous * v
 
