@@ -20,6 +20,7 @@ from jointmodeller.gui.pick_tools import PickTools
 from jointmodeller.gui.playback import Playback
 from jointmodeller.model.specs import Project
 from jointmodeller.render.scene import JointScene, SceneFrame
+from jointmodeller.render.scene_diff import actor_input
 
 LIVE_FPS = 60.0
 """Upper bound of redraws per second during a live run (states in between are dropped)."""
@@ -97,17 +98,26 @@ class Viewport(QWidget):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._draw_pending)
         self.plotter.frameSwapped.connect(self._frame_shown)
+        self.incremental = True
+        """An edit of the shown project updates only the actors it touched; False: every change
+        rebuilds the whole scene (the ``gui.edit_redraw_ms`` benchmark's baseline)."""
         self.picking = PickTools(self)
         """Selecting, placing, measuring and dragging with the mouse (the mode and the picks so far)."""
 
     # ------------------------------------------------------------------ content
     def show_project(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
-        """Rebuild the scene for a changed project (meshes uploaded once here)."""
+        """Show a project: another one (none shown before, ``reset_camera``, or ``incremental`` off)
+        is built anew, meshes uploaded once here; an edit of the one shown updates only the actors of
+        the rows it changed (:meth:`JointScene.update`)."""
         first = self.project is None
         self.project = project
-        self.scene.build(project, frame or self.scene.frame, reset_camera=reset_camera or first)
-        for actor in self.scene.mass_actors.values():  # back faces of a closed bone are never seen
-            actor.prop.backface_culling = closed_outward(actor.mapper.GetInput())
+        if first or reset_camera or not self.incremental or self.scene.project is None:
+            self.scene.build(project, frame or self.scene.frame, reset_camera=reset_camera or first)
+            new_meshes = list(self.scene.mass_actors.values())
+        else:
+            new_meshes = self.scene.update(project, frame).new_meshes
+        for actor in new_meshes:  # back faces of a closed bone are never seen
+            actor.prop.backface_culling = closed_outward(actor_input(actor))
         self.plotter.render()
 
     def show_frame(self, frame: SceneFrame, now: bool = False) -> None:

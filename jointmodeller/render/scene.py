@@ -1,16 +1,14 @@
 """The 3D scene of a project (pyvista, no Qt): bones, body axes, tissues coloured by tension, load
 arrows and contact patches coloured by pressure.
 
-Meshes are uploaded once per :meth:`JointScene.build`; a pose update (:meth:`JointScene.set_frame`)
-only sets actor transforms and moves the few tissue path points, so live runs redraw cheaply.
+Meshes are uploaded once per :meth:`JointScene.build` (another project); an edit of the shown project
+goes through :meth:`JointScene.update`, which touches only the actors of the rows the edit changed
+(:mod:`jointmodeller.render.scene_diff`); a pose update (:meth:`JointScene.set_frame`) only sets actor
+transforms and moves the few tissue path points, so live runs redraw cheaply.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,109 +16,40 @@ import numpy as np
 import pyvista as pv
 
 from jointmodeller.app.picking import Pose, project_poses, to_global
-from jointmodeller.model.specs import GROUND, Project
+from jointmodeller.model.specs import Project
+from jointmodeller.render.display_mesh import (  # noqa: F401  (also served here: render.scene.display_mesh)
+    _DISPLAY_CACHE,
+    DISPLAY_MAX_FACES,
+    display_mesh,
+)
+from jointmodeller.render.scene_diff import update_scene
+from jointmodeller.render.scene_rows import (  # noqa: F401  (also served here, as before the split)
+    ARROW_COLOUR,
+    AXIS_COLOURS,
+    CARTILAGE_COLOUR,
+    Arrow,
+    SceneChanges,
+    TissueArrays,
+    add_arrow_actor,
+    add_axes_actor,
+    add_cartilage_actor,
+    add_mass_actor,
+    arrow_of,
+    body_axes_L,
+    hex_rgb,
+    tissue_arrays,
+)
 
 BACKGROUND = "#1e2430"
 SELECTED = "#3fa9f5"
 HOVER = "#f2d06b"
 """A bone under the mouse while a picking tool is on (a click would land on it)."""
 TENSION_HOT = np.array([0.85, 0.10, 0.10])
-AXIS_COLOURS = ("#e03030", "#30c030", "#3060f0")
-ARROW_COLOUR = "#40d0d0"
 MARKER_COLOUR = "#ff3b30"
 """The marker on a picked point."""
 MEASURE_COLOUR = "#ffd60a"
 """A measured distance."""
-CARTILAGE_COLOUR = "#7fc8e0"
-"""A mass's cartilage layer (imported or grown), drawn over its bone and posed with it."""
 TISSUE_WIDTH = 8.0
-DISPLAY_MAX_FACES = 10000
-"""Bones are drawn with at most this many triangles (quadric decimation, cached per mesh): a frame of
-the demo costs ~40 ms instead of ~140 ms on software OpenGL. Picking still snaps to the full mesh."""
-DISPLAY_CACHE_VERSION = 1
-"""Of the decimated meshes kept on disk (:func:`display_mesh`'s ``cache_dir``); part of their key."""
-
-_DISPLAY_CACHE: dict[int, tuple[object, pv.PolyData]] = {}
-
-
-def display_mesh(mesh, cache_dir: str | os.PathLike | None = None) -> pv.PolyData:
-    """The PolyData drawn for a MeshData (in L): decimated to DISPLAY_MAX_FACES, cached in memory and,
-    with ``cache_dir``, on disk: the decimation of a 60k-face bone takes ~0.15–0.3 s, reading it back
-    ~10 ms (the GUI passes its per-user cache folder, so a project opens that much faster the second
-    time). The file is named by a hash of the mesh's vertices and faces, DISPLAY_MAX_FACES and VTK's
-    version, holds the same points and triangles the decimation gave, and is rebuilt when it cannot be
-    read or does not carry its key."""
-    hit = _DISPLAY_CACHE.get(id(mesh))
-    if hit is not None and hit[0] is mesh:
-        return hit[1]
-    poly = None
-    path = None
-    if mesh.n_faces > DISPLAY_MAX_FACES and cache_dir is not None:
-        key = display_cache_key(mesh)
-        path = Path(cache_dir) / f"display-{key}.vtp"
-        poly = _read_display(path, key)
-    if poly is None:
-        faces = np.hstack([np.full((mesh.n_faces, 1), 3), mesh.faces]).ravel()
-        poly = pv.PolyData(np.array(mesh.vertices_L), faces)
-        if mesh.n_faces > DISPLAY_MAX_FACES:
-            poly = poly.decimate(1.0 - DISPLAY_MAX_FACES / mesh.n_faces)
-            if path is not None:
-                _write_display(poly, path, key)
-    if len(_DISPLAY_CACHE) > 32:
-        _DISPLAY_CACHE.clear()
-    _DISPLAY_CACHE[id(mesh)] = (mesh, poly)
-    return poly
-
-
-def display_cache_key(mesh) -> str:
-    """Hex SHA-256 naming the decimated display mesh of a MeshData."""
-    h = hashlib.sha256(b"jointmodeller-display-mesh")
-    h.update(np.array([DISPLAY_CACHE_VERSION, DISPLAY_MAX_FACES], np.int64).tobytes())
-    h.update(repr(tuple(pv.vtk_version_info)).encode())
-    for a in (np.ascontiguousarray(mesh.vertices_L, np.float64), np.ascontiguousarray(mesh.faces, np.int64)):
-        h.update(f"{a.dtype.str}:{a.shape};".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
-_KEY_FIELD = "jointmodeller_display_key"
-
-
-def _read_display(path: Path, key: str) -> pv.PolyData | None:
-    """The cached decimated mesh at ``path`` when it is there, whole and carries ``key``; else None."""
-    if not path.is_file():
-        return None
-    try:
-        with pv.vtk_verbosity("off"), warnings.catch_warnings(), pv.VtkErrorCatcher(raise_errors=True):
-            warnings.simplefilter("ignore")  # a damaged file is not news: it is rebuilt
-            poly = pv.read(path)
-        ok = (isinstance(poly, pv.PolyData) and poly.n_cells > 0 and poly.is_all_triangles
-              and _KEY_FIELD in poly.field_data and str(poly.field_data[_KEY_FIELD][0]) == key)
-    except Exception:  # a damaged or foreign file: decimate again and rewrite it
-        return None
-    if not ok:
-        return None
-    poly.field_data.remove(_KEY_FIELD)
-    return poly
-
-
-def _write_display(poly: pv.PolyData, path: Path, key: str) -> None:
-    """Keep the decimated mesh at ``path`` (a temporary file renamed into place; best effort)."""
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".display-", suffix=".vtp", dir=path.parent)
-        os.close(fd)
-        stored = poly.copy(deep=False)
-        stored.field_data[_KEY_FIELD] = np.array([key])
-        stored.save(tmp, binary=True)
-        os.replace(tmp, path)
-        tmp = None
-    except Exception:  # an unwritable cache only costs the next start-up the decimation
-        pass
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
 
 CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
     "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -132,12 +61,6 @@ CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, 
 }
 """Preset -> (direction from the focal point to the camera in G, view-up in G). Convention of the
 global frame: x lateral, y anterior, z superior (a right limb in anatomical position)."""
-
-
-def hex_rgb(colour: str) -> np.ndarray:
-    """'#rrggbb' -> (3,) floats in [0, 1]."""
-    c = colour.lstrip("#")
-    return np.array([int(c[i:i + 2], 16) / 255.0 for i in (0, 2, 4)])
 
 
 def pose_matrix(pose: Pose) -> np.ndarray:
@@ -157,18 +80,6 @@ def tension_colours(base_rgb: np.ndarray, force_N: np.ndarray | None, scale_N: f
         return base_rgb
     f = np.clip(np.nan_to_num(np.asarray(force_N, float)) / max(scale_N, 1e-12), 0.0, 1.0)[:, None]
     return (1.0 - f) * base_rgb + f * TENSION_HOT
-
-
-def body_axes_L(inertia_L) -> np.ndarray:
-    """The body frame B's axes (principal axes of inertia, as app.build makes them) as rows (3, 3)
-    in L, i.e. R_BL; L's own axes when the inertia is not usable."""
-    try:
-        from jointmodeller.core.spatial_math import principal_axes
-
-        _, R_BL = principal_axes(inertia_L)
-        return np.asarray(R_BL, float) if np.isfinite(R_BL).all() else np.eye(3)
-    except (ImportError, ValueError, np.linalg.LinAlgError):
-        return np.eye(3)
 
 
 @dataclass
@@ -194,7 +105,8 @@ class JointScene:
         self.mass_actors: dict[str, object] = {}
         self.cartilage_actors: dict[str, object] = {}
         self.axes_actors: dict[str, object] = {}
-        self.arrow_actors: list[tuple[str, object, np.ndarray]] = []
+        self.arrow_actors: dict[str, Arrow] = {}
+        """Load name -> its arrow (body, point, shape and actor)."""
         self.tissue_actor = None
         self.tissue_poly: pv.PolyData | None = None
         self.contact_actor = None
@@ -219,106 +131,96 @@ class JointScene:
         self._point_body: np.ndarray = np.zeros(0, int)
         self._point_L = np.zeros((0, 3))
         self._body_names: list[str] = []
+        self._tissue_key: tuple | None = None
         plotter.set_background(BACKGROUND)
 
     # ------------------------------------------------------------------ build (meshes uploaded here)
     def build(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
-        """Rebuild every actor from the project (meshes are uploaded to VTK once per build)."""
+        """Rebuild every actor from the project (meshes are uploaded to VTK once per build): for
+        another project. An edit of the shown one goes through :meth:`update`."""
         p = self.plotter
         for actor in list(self.mass_actors.values()) + list(self.cartilage_actors.values()) + list(
-                self.axes_actors.values()) + [
-                a for _, a, _ in self.arrow_actors] + [self.tissue_actor, self.contact_actor]:
+                self.axes_actors.values()) + [a.actor for a in self.arrow_actors.values()] + [
+                self.tissue_actor, self.contact_actor]:
             if actor is not None:
                 p.remove_actor(actor, render=False)
         self.mass_actors.clear()
         self.cartilage_actors.clear()
         self.axes_actors.clear()
-        self.arrow_actors = []
+        self.arrow_actors = {}
         self.tissue_actor = self.contact_actor = None
-        self.contact_poly = None
+        self.tissue_poly = self.contact_poly = None
+        self._tissue_key = None
         self.project = project
         for m in project.masses:
             if m.cartilage is not None:
-                self.cartilage_actors[m.name] = p.add_mesh(
-                    display_mesh(m.cartilage, self.display_cache), color=CARTILAGE_COLOUR, smooth_shading=True,
-                    specular=0.3, name=f"cartilage:{m.name}", pickable=False, render=False)
-            if m.mesh is None:
-                continue
-            actor = p.add_mesh(display_mesh(m.mesh, self.display_cache), color=m.colour, smooth_shading=True,
-                               specular=0.2, name=f"mass:{m.name}", pickable=True, render=False)
-            self.mass_actors[m.name] = actor
-            size = float(np.ptp(m.mesh.vertices_L, axis=0).max()) * 0.25
-            axes = self._axes_poly(np.asarray(m.com_L, float), size, body_axes_L(m.inertia_L))
-            self.axes_actors[m.name] = p.add_mesh(axes, scalars="rgb", rgb=True, line_width=3,
-                                                  name=f"axes:{m.name}", pickable=False, render=False)
-            self.axes_actors[m.name].SetVisibility(self.show_axes)
-        self._build_tissues(project)
+                self.cartilage_actors[m.name] = add_cartilage_actor(p, m, self.display_cache)
+            if m.mesh is not None:
+                self.mass_actors[m.name] = add_mass_actor(p, m, self.display_cache)
+                self.axes_actors[m.name] = add_axes_actor(p, m, self.show_axes)
+        self._set_tissues(tissue_arrays(project))
         self._update_legend()
-        self._build_arrows(project)
+        for f in project.forces:
+            arrow = arrow_of(f, self.mass_actors)
+            if arrow is not None:
+                self.arrow_actors[f.name] = add_arrow_actor(p, f.name, arrow)
         if project.contacts and project.masses:
-            # compile the contact actor's shaders at the first render (one point hidden inside a
-            # bone), not at the first contact of a live run
-            self._ensure_contact_actor()
-            self.contact_poly.points = np.asarray([project.masses[0].position_G], float)
-            self.contact_actor.SetVisibility(True)
+            self._show_contact_placeholder(project)
         self.set_frame(frame or SceneFrame(), render=False)
         if reset_camera:
             self.camera_preset("oblique", render=False)
         self._restyle_selection()
 
-    @staticmethod
-    def _axes_poly(origin: np.ndarray, size: float, axes_L: np.ndarray | None = None) -> pv.PolyData:
-        """Three lines from ``origin`` along the rows of ``axes_L`` (3, 3) (default: L's own axes)."""
-        a = np.eye(3) if axes_L is None else np.asarray(axes_L, float)
-        pts = np.vstack([origin, origin + size * a[0], origin + size * a[1], origin + size * a[2]])
-        lines = np.array([2, 0, 1, 2, 0, 2, 2, 0, 3])
-        poly = pv.PolyData(pts, lines=lines)
-        poly.cell_data["rgb"] = np.array([hex_rgb(c) for c in AXIS_COLOURS])
-        return poly
+    def update(self, project: Project, frame: SceneFrame | None = None) -> SceneChanges:
+        """Show an edited version of the shown project: rows are matched to what is drawn (by name,
+        a renamed row by its place) and only the actors of rows whose drawn properties changed are
+        added, removed or updated in place (mapper input, colour); every other actor stays the same
+        object. Poses (user matrices) and tissue points follow ``frame`` (default: the frame shown)."""
+        if self.project is None:
+            self.build(project, frame)
+            return SceneChanges(rebuilt=True)
+        changes = update_scene(self, project)
+        self.set_frame(frame or self._frame, render=False)
+        self._restyle_selection()
+        return changes
 
-    def _build_tissues(self, project: Project) -> None:
-        names = [GROUND] + [m.name for m in project.masses]
-        self._body_names = names
-        index = {n: i for i, n in enumerate(names)}
-        body, pts, lines, rgb = [], [], [], []
-        for att in project.attachments:
-            chain = [(att.body_a, att.point_a_L)] + [(v.body, v.point_L) for v in att.via_points] + [
-                (att.body_b, att.point_b_L)]
-            chain = [(b, x) for b, x in chain if b in index]
-            start = len(pts)
-            for b, x in chain:
-                body.append(index[b])
-                pts.append(x)
-            lines.append([len(chain)] + list(range(start, start + len(chain))))
-            try:
-                rgb.append(hex_rgb(project.spring(att.spring).colour))
-            except (KeyError, ValueError, IndexError):
-                rgb.append(hex_rgb("#d4a017"))
-        self._point_body = np.asarray(body, int)
-        self._point_L = np.asarray(pts, float).reshape(-1, 3)
-        self._tissue_rgb = np.asarray(rgb, float).reshape(-1, 3)
+    def _show_contact_placeholder(self, project: Project) -> None:
+        """Compile the contact actor's shaders at the first render (one point hidden inside a bone),
+        not at the first contact of a live run."""
+        self._ensure_contact_actor()
+        self.contact_poly.points = np.asarray([project.masses[0].position_G], float)
+        self.contact_actor.SetVisibility(True)
+
+    def _set_tissues(self, arrays: TissueArrays) -> bool:
+        """Draw the tissues as ``arrays`` says: the one tissue actor's lines updated in place (added
+        with the first tissue, removed with the last); False when they are drawn so already."""
+        self._body_names = arrays.body_names
+        index = {n: i for i, n in enumerate(arrays.body_names)}
+        self._point_body = np.asarray([index[b] for b in arrays.point_bodies], int)
+        if arrays.key == self._tissue_key and (self.tissue_poly is not None) == bool(arrays.counts):
+            return False
+        self._tissue_key = arrays.key
+        self._point_L = arrays.points_L
+        self._tissue_rgb = arrays.rgb
         self._tissue_force = None
-        if not lines:
-            self.tissue_poly = None
-            return
-        poly = pv.PolyData(self._point_L.copy(), lines=np.concatenate([np.asarray(x) for x in lines]))
+        if not arrays.counts:
+            if self.tissue_actor is not None:
+                self.plotter.remove_actor(self.tissue_actor, render=False)
+            self.tissue_actor = self.tissue_poly = None
+            return True
+        if self.tissue_poly is None:
+            poly = pv.PolyData(self._point_L.copy(), lines=arrays.lines())
+            poly.cell_data["rgb"] = self._tissue_rgb.copy()
+            self.tissue_poly = poly
+            self.tissue_actor = self.plotter.add_mesh(poly, scalars="rgb", rgb=True, line_width=TISSUE_WIDTH,
+                                                      render_lines_as_tubes=True, name="tissues", pickable=False,
+                                                      render=False)
+            return True
+        poly = self.tissue_poly
+        poly.points = self._point_L.copy()
+        poly.lines = arrays.lines()
         poly.cell_data["rgb"] = self._tissue_rgb.copy()
-        self.tissue_poly = poly
-        self.tissue_actor = self.plotter.add_mesh(poly, scalars="rgb", rgb=True, line_width=TISSUE_WIDTH,
-                                                  render_lines_as_tubes=True, name="tissues", pickable=False,
-                                                  render=False)
-
-    def _build_arrows(self, project: Project) -> None:
-        for f in project.forces:
-            if f.body not in self.mass_actors or not np.any(f.direction_G):
-                continue
-            length = 0.03 * np.sign(f.magnitude_N or 1.0)
-            d = np.asarray(f.direction_G, float) / np.linalg.norm(f.direction_G)
-            arrow = pv.Arrow(start=-d * length, direction=d * length, scale=abs(length), tip_length=0.3,
-                             tip_radius=0.08, shaft_radius=0.03)
-            actor = self.plotter.add_mesh(arrow, color=ARROW_COLOUR, name=f"force:{f.name}", pickable=False,
-                                          render=False)
-            self.arrow_actors.append((f.body, actor, np.asarray(f.point_L, float)))
+        return True
 
     # ------------------------------------------------------------------ per-frame updates (cheap)
     def set_frame(self, frame: SceneFrame, render: bool = True) -> None:
@@ -333,10 +235,10 @@ class JointScene:
             self.axes_actors[name].user_matrix = M
         for name, actor in self.cartilage_actors.items():
             actor.user_matrix = pose_matrix(poses[name])
-        for body, actor, point_L in self.arrow_actors:
+        for arrow in self.arrow_actors.values():
             M = np.eye(4)
-            M[:3, 3] = to_global(poses[body], point_L)
-            actor.user_matrix = M
+            M[:3, 3] = to_global(poses[arrow.body], arrow.point_L)
+            arrow.actor.user_matrix = M
         self._update_tissues(poses, frame)
         self._update_contacts(frame)
         if render:
@@ -393,7 +295,7 @@ class JointScene:
             return
         if self.legend_actor is None:
             self.legend_actor = self.plotter.add_text(text, position="lower_left", font_size=9, color="white",
-                                                      name="tension_legend")  # a CornerAnnotation
+                                                      name="tension_legend", render=False)  # a CornerAnnotation
         else:
             self.legend_actor.SetText(0, text or "")
         self.legend_actor.SetVisibility(text is not None)
