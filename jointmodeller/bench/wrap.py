@@ -5,6 +5,9 @@ Figures (issue 4):
   simulation; baseline the MJM heuristic on the same path and poses.
 - ms_per_path_70k_cold: the same path with no warm start (spatial structures built once);
   baseline the MJM heuristic.
+- ms_per_path_70k_field: ms_per_path_70k with each bone's signed distance field bounding the exact
+  queries (issue 17 item 2); baseline ms_per_path_70k from the same run; the note says whether the
+  40 paths came out the same.
 - cylinder_error_pct_max: largest |length error| of the taut path against the analytic helix for
   endpoints on opposite faces, h/r in {0.5, 1, 2, 4}; baseline the MJM heuristic's error.
 - mjm_cylinder_error_pct_max: the MJM heuristic's largest error; baseline a Dijkstra edge path's.
@@ -45,16 +48,24 @@ def _pose(k: int) -> Pose:
     return Pose(np.array([[0, 0, 0], [0, 0, 0], [0, -0.04, 0.045]], float), np.stack([np.eye(3), np.eye(3), R2]))
 
 
-def _timings() -> tuple[float, float, float, float, str]:
+def _timings(fields: bool = False) -> tuple[float, float, float, float, str, list]:
+    """Warm and cold solve times over the two bones (with ``fields``: each bone's signed distance field
+    bounding the exact queries), the MJM heuristic's, a note, and the warm paths' lengths."""
     obstacles, a, b = _two_bones()
+    if fields:
+        from jointmodeller.core.geometry.sdf import SignedDistanceField
+
+        for ob in obstacles:
+            ob.use_field(SignedDistanceField.build(ob.vertices_B, ob.faces))
     solver = TautPathSolver(obstacles)
     solver.solve(a, b, 0, 0, _pose(0), warm=False)  # compile kernels, first contacts
-    warm, warm_cpu, mjm_t, its = [], [], [], []
+    warm, warm_cpu, mjm_t, its, lengths = [], [], [], [], []
     for k in range(1, 41):
         pose = _pose(k)
         t0, c0 = time.perf_counter(), time.process_time()
         p = solver.solve(a, b, 0, 0, pose)
         warm.append(time.perf_counter() - t0)
+        lengths.append(p.length)
         warm_cpu.append(time.process_time() - c0)
         its.append(p.iterations)
         if k % 4 == 0:
@@ -74,7 +85,7 @@ def _timings() -> tuple[float, float, float, float, str]:
             f"time warm {1e3 * np.median(warm_cpu):.2f} ms, cold {1e3 * np.min(cold_cpu):.2f} ms "
             f"(wall time suffers on a shared machine)")
     return (1e3 * float(np.median(warm)), 1e3 * float(np.min(cold)), 1e3 * float(np.median(mjm_t)),
-            1e3 * float(np.min(mjm_t)), note)
+            1e3 * float(np.min(mjm_t)), note, lengths)
 
 
 def cylinder_errors() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,12 +106,17 @@ def cylinder_errors() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def run() -> list[Figure]:
-    warm_ms, cold_ms, mjm_ms, _, note = _timings()
+    warm_ms, cold_ms, mjm_ms, _, note, lengths = _timings()
+    field_ms, field_cold_ms, _, _, field_note, field_lengths = _timings(fields=True)
+    same = "the same 40 path lengths" if field_lengths == lengths else "DIFFERENT path lengths"
     taut, mjm, edge = cylinder_errors()
     per = lambda e: ", ".join(f"h/r={hr:g}: {x:+.3f}%" for hr, x in zip(H_OVER_R, e))  # noqa: E731
     return [
         Figure("ms_per_path_70k", warm_ms, "ms", mjm_ms, f"MJM heuristic ({MJM_METHOD})", True, note),
         Figure("ms_per_path_70k_cold", cold_ms, "ms", mjm_ms, f"MJM heuristic ({MJM_METHOD})", True, note),
+        Figure("ms_per_path_70k_field", field_ms, "ms", warm_ms, "ms_per_path_70k (no fields), same run", True,
+               f"the bones' distance fields bound the exact queries (issue 17 item 2): {same}; cold "
+               f"{field_cold_ms:.2f} ms against {cold_ms:.2f} ms; {field_note}"),
         Figure("cylinder_error_pct_max", float(np.abs(taut).max()), "%", float(np.abs(mjm).max()),
                f"MJM heuristic ({MJM_METHOD})", True, f"taut {per(taut)}"),
         Figure("mjm_cylinder_error_pct_max", float(np.abs(mjm).max()), "%", float(np.abs(edge).max()),

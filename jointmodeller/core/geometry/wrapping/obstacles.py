@@ -213,8 +213,8 @@ def closest_over_obstacles(
 
     exact_below [m]: with obstacles that carry a distance field (``MeshObstacle.sdf``), a point whose
     field bound shows it farther than exact_below from an obstacle skips that obstacle's exact query
-    and gets the bound (value − error_bound, at most its true signed distance) as its distance there,
-    the field's point and normal and no curvature; points in ``exact_where`` (m,) bool are always
+    and gets the bound (value − error_bound, at most its true signed distance) as its distance there
+    (its point, normal and curvature are placeholders); points in ``exact_where`` (m,) bool are always
     exact. Every point within exact_below of an obstacle, and every point in exact_where, gets the
     same exact results as without the field (per-point queries), so tests such as ``sd < t`` with
     t ≤ exact_below decide alike.
@@ -251,22 +251,21 @@ def closest_over_obstacles(
 def _closest_bounded(ob: MeshObstacle, xb: np.ndarray, k: int, exact_below: float,
                      exact_where: np.ndarray | None):
     """``ob.closest(xb, shape=True)`` where the obstacle's field cannot rule a point out (bound ≤
-    exact_below) or exact_where says so; elsewhere the field's lower bound, its point and normal,
-    zero curvature and face −1."""
+    exact_below) or exact_where says so; elsewhere the field's lower bound as the distance, the point
+    itself as its closest point, a placeholder normal (+x), zero curvature and face −1 (callers use
+    points, normals and curvature only where the distance says contact)."""
     assert ob.sdf is not None
-    value, grad = ob.sdf.value_and_gradient(xb)
-    lower = value - ob.sdf.error_bound
+    lower = ob.sdf.value(xb) - ob.sdf.error_bound
     need = lower <= exact_below
     if exact_where is not None:
         need |= np.asarray(exact_where, bool)
+    if need.all():
+        return ob.closest(xb, k=k, shape=True)
     m = len(xb)
-    length = np.linalg.norm(grad, axis=1)
+    q = np.array(xb, dtype=float)
     n = np.zeros((m, 3))
     n[:, 0] = 1.0
-    ok = length > 0.0
-    n[ok] = grad[ok] / length[ok, None]
-    q = xb - value[:, None] * n
-    sd = lower.copy()
+    sd = lower
     face = np.full(m, -1, np.int64)
     S = np.zeros((m, 3, 3))
     idx = np.flatnonzero(need)
