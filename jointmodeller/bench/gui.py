@@ -7,6 +7,11 @@ live run of the demo. Each figure has a baseline measured in the same run.
   demo, where a frame is a distinct simulated state (streamed from the integrator's accepted steps and
   its own dense output of each step) drawn and composed on screen, never one shown before; baseline: the same frames
   drawn by rebuilding the scene (mesh upload) each frame.
+- edit_redraw_ms: a one-cell edit of the demo (a tissue type's stiffness) to the scene redrawn, the
+  scene updated incrementally (only the actors the edit touched); baseline: the same edits with the
+  scene rebuilt whole (``Viewport.incremental`` off), alternating with them in one process
+  (:mod:`jointmodeller.gui.edit_probe`); medians, with the part spent updating and rendering the scene
+  in the note.
 - max_stall_ms: longest gap between ticks of a 10 ms timer from pressing start to the stopped run
   stored and plotted (system build, live playback, stop, storing, plots); baseline: the same timer
   with the window idle (the machine's own scheduling noise).
@@ -27,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +101,23 @@ def _startup(tmp: str) -> tuple[list[tuple[float, float]], float, list[tuple[flo
     return warm, cold, base
 
 
+def _edit_redraw(env: dict) -> Figure:
+    """gui.edit_redraw_ms, measured in a child process (needs a window, as the live figures)."""
+    out = subprocess.run(_wrap([sys.executable, "-m", "jointmodeller.gui.edit_probe"]), capture_output=True,
+                         text=True, env=_child_env(env), timeout=300)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"edit redraw measurement failed: {out.stderr[-800:]}")
+    d = json.loads(lines[-1])
+    med = {k: statistics.median(d[k]) for k in ("incremental_ms", "full_ms", "incremental_scene_ms", "full_scene_ms")}
+    return Figure("edit_redraw_ms", med["incremental_ms"], "ms", med["full_ms"],
+                  "full rebuild of the scene for the same edit (all actors removed and re-added)", True,
+                  note=f"demo, {len(d['incremental_ms'])} edits of spring {d['spring']!r}'s kx per mode, alternating, "
+                       f"medians; of that, the scene updated and rendered {med['incremental_scene_ms']:.1f} ms "
+                       f"(rebuilt and rendered {med['full_scene_ms']:.1f} ms); the rest is the document and its "
+                       f"tables; {d['actors']} actors; Qt platform {d['platform']}")
+
+
 def run() -> list[Figure]:
     tmp = tempfile.mkdtemp(prefix="jm-bench-gui-")
     try:
@@ -107,6 +130,7 @@ def run() -> list[Figure]:
         if not lines:
             raise RuntimeError(f"live measurement failed: {out.stderr[-800:]}")
         live = json.loads(lines[-1])
+        edit = _edit_redraw(env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     w_wall, w_cpu = min(warm)
@@ -124,7 +148,7 @@ def run() -> list[Figure]:
         not_shown = f"Qt platform {live['platform']!r} exposes no window, so no frame is shown: needs a display"
     if not_shown is not None:  # nothing to measure: say why instead of 0 fps and an idle stall
         nan = float("nan")
-        return [startup] + [
+        return [startup, edit] + [
             Figure(name, nan, unit, live["fps_rebuild"] if unit == "fps" else live["idle_max_gap_ms"], base_name,
                    unit == "ms", note=f"not measured: {not_shown}")
             for name, unit, base_name in (
@@ -144,6 +168,7 @@ def run() -> list[Figure]:
                   f"{live['fps_pose_only_unthrottled']:.1f} fps")
     return [
         startup,
+        edit,
         Figure("viewport_fps_live", live["fps_live"], "fps", live["fps_rebuild"],
                "naive redraw: full meshes moved in numpy and uploaded per frame", False, note=frame_note),
         Figure("viewport_fps_pose_only", live["fps_pose_only_unthrottled"], "fps", live["fps_rebuild"],

@@ -244,3 +244,29 @@ def test_the_updated_scene_draws_what_a_full_rebuild_draws(view):
     diff = np.abs(got - want).max(axis=-1)
     assert (want != want[0, 0]).any(axis=-1).mean() > 0.02  # something is drawn
     assert (diff > 1).mean() < 0.01 and diff.max() <= 8, (diff > 1).mean()
+
+
+@pytest.mark.gui
+def test_the_window_updates_its_scene_for_an_edit_and_rebuilds_it_for_another_project(window, small_project, qtbot):
+    w = window(small_project)
+    sc = w.viewport.scene
+    before = actors(sc)
+    w.doc.set_cell("springs", 0, "kx", "30000")  # a tissue type's stiffness: nothing drawn changes
+    qtbot.waitUntil(lambda: sc.project is w.doc.project)
+    same_except(before, actors(sc), set())
+    w.doc.set_cell("masses", 1, "position_G", "0, 0, 150")  # a bone moved: its user matrix only
+    qtbot.waitUntil(lambda: sc.project is w.doc.project)
+    same_except(before, actors(sc), set())
+    m = w.doc.project.masses[1]
+    assert np.asarray(sc.mass_actors[m.name].user_matrix) == pytest.approx(pose_matrix(mass_pose(m)))
+    w.undo_stack.undo()
+    w.undo_stack.undo()
+    qtbot.waitUntil(lambda: sc.project is w.doc.project)
+    assert w.doc.project == small_project
+    same_except(before, actors(sc), set())
+    check_consistent(sc)
+    from jointmodeller.app.document import Document
+
+    w.set_document(Document(small_project))  # another project: built anew
+    assert all(actors(sc)[k] is not a for k, a in before.items())
+    check_consistent(sc)
