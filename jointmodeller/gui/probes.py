@@ -46,6 +46,110 @@ w.close()
 """
 
 
+class StallWatch:
+    """Where the GUI thread is when its event loop is late: a ``tick_ms`` QTimer on the GUI thread
+    stamps each tick; a plain watchdog thread looks every ``poll_ms`` and, while the last tick is
+    older than ``threshold_ms``, records the GUI thread's stack (``sys._current_frames()``). A stall
+    in C code that holds the GIL cannot be sampled by a Python thread: with ``dump_file`` set,
+    faulthandler also dumps every thread's stack to it whenever a tick is ``threshold_ms`` late (a
+    C-level timer, re-armed at each tick).
+
+    ``stalls`` after :meth:`stop`: one dict per late tick, ``at_s`` (since start), ``ms`` (the gap) and
+    ``stacks`` (each sample's innermost ``depth`` frames, "file:line function", outermost first);
+    :meth:`report` prints them as text."""
+
+    def __init__(self, threshold_ms: float = 50.0, tick_ms: int = 10, poll_ms: float = 5.0, depth: int = 14,
+                 dump_file=None):
+        self.threshold_s = threshold_ms / 1000.0
+        self.tick_ms = int(tick_ms)
+        self.poll_s = poll_ms / 1000.0
+        self.depth = int(depth)
+        self.dump_file = dump_file
+        self.stalls: list[dict] = []
+        self._samples: dict[float, list[list[str]]] = {}
+        self._last = 0.0
+        self._t0 = 0.0
+        self._gui_ident = 0
+        self._stop = None
+        self._thread = None
+        self._timer = None
+
+    def start(self) -> None:
+        import threading
+
+        from PySide6.QtCore import QTimer
+
+        self._gui_ident = threading.get_ident()
+        self._t0 = self._last = time.perf_counter()
+        self._stop = threading.Event()
+        self._timer = QTimer()
+        self._timer.setInterval(self.tick_ms)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+        self._thread = threading.Thread(target=self._watch, name="stall-watch", daemon=True)
+        self._thread.start()
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.dump_file is not None:
+            import faulthandler
+
+            faulthandler.dump_traceback_later(self.threshold_s, repeat=False, file=self.dump_file)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        last, self._last = self._last, now
+        self._arm()
+        if now - last > self.threshold_s:
+            self.stalls.append({"at_s": last - self._t0, "ms": 1000.0 * (now - last),
+                                "stacks": self._samples.pop(last, [])})
+        else:
+            self._samples.pop(last, None)
+
+    def _watch(self) -> None:
+        import sys
+        import traceback
+
+        while not self._stop.wait(self.poll_s):
+            last = self._last
+            if time.perf_counter() - last <= self.threshold_s:
+                continue
+            frame = sys._current_frames().get(self._gui_ident)
+            if frame is None:
+                continue
+            stack = traceback.extract_stack(frame)[-self.depth:]
+            self._samples.setdefault(last, []).append(
+                [f"{os.path.relpath(f.filename) if 'jointmodeller' in f.filename else os.path.basename(f.filename)}"
+                 f":{f.lineno} {f.name}" for f in stack])
+            del frame
+
+    def stop(self) -> list[dict]:
+        if self._timer is not None:
+            self._timer.stop()
+        if self._stop is not None:
+            self._stop.set()
+            self._thread.join(timeout=2.0)
+        if self.dump_file is not None:
+            import faulthandler
+
+            faulthandler.cancel_dump_traceback_later()
+        return self.stalls
+
+    def report(self, min_ms: float = 0.0) -> str:
+        """The stalls of at least ``min_ms``, each with its distinct sampled stacks (most seen first)."""
+        import collections
+
+        out = []
+        for s in self.stalls:
+            if s["ms"] < min_ms:
+                continue
+            out.append(f"stall {s['ms']:.0f} ms at {s['at_s']:.2f} s ({len(s['stacks'])} samples)")
+            for stack, n in collections.Counter(tuple(st) for st in s["stacks"]).most_common(3):
+                out.append(f"  x{n}:")
+                out.extend(f"    {line}" for line in stack)
+        return "\n".join(out)
+
+
 def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, angle_rad: float = 0.8):
     """fn(progress, cancel) -> RunRecord; each step burns ``work_s`` of CPU in numpy (holding the GIL
     in short pieces as solver code does) and reports a sample with the poses of every mass."""
@@ -85,13 +189,15 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
     return fn
 
 
-def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: float = 0.5) -> dict:
+def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: float = 0.5,
+                 watch: StallWatch | None = None) -> dict:
     """In this process (needs a display): frames drawn and event-loop stalls during a live run of
     the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
     gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
     system, the live window, stopping, storing and plotting the run). ``error``: the study's failure
     message (then nothing was streamed), else None; ``platform``: Qt's platform plugin (under
-    ``offscreen`` no window is exposed, so no frame is ever shown)."""
+    ``offscreen`` no window is exposed, so no frame is ever shown). ``watch``: a :class:`StallWatch`
+    run over the same span as the stall figure (from pressing start to the stored run shown)."""
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -147,6 +253,8 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
         runner.failed.connect(lambda m: (failure.append(m), done.__setitem__(0, True)))
         runner.sample.connect(lambda _s: batches.__setitem__(0, batches[0] + 1))
     ticks.clear()
+    if watch is not None:
+        watch.start()
     t_start = time.perf_counter()
     ticks.append(t_start)
     w.start_study("dynamics", fn=fn)
@@ -167,6 +275,8 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     t_done = time.perf_counter()
     spin(lambda: time.perf_counter() - t_done > 1.0)
     timer.stop()
+    if watch is not None:
+        watch.stop()
     tk = np.asarray(ticks)
     gaps = np.diff(tk)
     worst = int(np.argmax(gaps))
@@ -224,4 +334,13 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
 
 if __name__ == "__main__":
     if "--live" in sys.argv:
-        print(json.dumps(measure_live()), flush=True)
+        # --stalls [ms]: also print where the GUI thread was in each stall of at least ms (default 80)
+        # to stderr, and faulthandler's dumps of every thread to stderr as they happen
+        stall_ms = None
+        if "--stalls" in sys.argv:
+            i = sys.argv.index("--stalls")
+            stall_ms = float(sys.argv[i + 1]) if len(sys.argv) > i + 1 else 80.0
+        watch = None if stall_ms is None else StallWatch(threshold_ms=stall_ms, dump_file=sys.stderr)
+        print(json.dumps(measure_live(watch=watch)), flush=True)
+        if watch is not None:
+            print(watch.report(), file=sys.stderr, flush=True)
