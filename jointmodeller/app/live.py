@@ -195,25 +195,59 @@ class StepStreamer:
         return batch
 
 
+class LiveState(dict):
+    """One state of a live batch, as :func:`split_batch` gives it: a plain sample dict whose "poses"
+    (the BodyPoses of this state alone) is made when first read (``state["poses"]``,
+    ``state.get("poses")``), so splitting a batch of hundreds of states on the GUI thread checks no
+    pose of the states the view skips. Until read, "poses" is not among its keys()."""
+
+    __slots__ = ("_batch", "_index")
+
+    def __init__(self, batch: dict, index: int, items: dict):
+        super().__init__(items)
+        self._batch = batch
+        self._index = index
+
+    def _poses(self) -> BodyPoses:
+        poses = self._batch["poses"].take([self._index])
+        self["poses"] = poses
+        return poses
+
+    def __missing__(self, key):
+        if key == "poses":
+            return self._poses()
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        return key == "poses" or super().__contains__(key)
+
+    def get(self, key, default=None):
+        if key == "poses" and not super().__contains__(key):
+            return self._poses()
+        return super().get(key, default)
+
+
 def split_batch(batch: dict) -> list[dict]:
-    """The states of a live batch as single samples (what ``render.frames.frame_from_sample`` reads);
-    a plain sample comes back alone. Contact data goes with the last state."""
+    """The states of a live batch as single samples (what ``render.frames.frame_from_sample`` reads),
+    each a :class:`LiveState` whose poses are taken from the batch when read; a plain sample comes
+    back alone. Contact data goes with the last state."""
     if not isinstance(batch, dict) or not batch.get("batch"):
         return [batch]
-    k = len(batch["time"])
+    times = np.asarray(batch["time"], float).tolist()
+    steps = np.asarray(batch["step"]).astype(int).tolist()
     paths = batch.get("tissue_paths_G")
     forces = batch.get("tissue_force_N")
-    out = []
-    for j in range(k):
-        s = {"time": float(batch["time"][j]), "step": int(batch["step"][j]), "poses": batch["poses"].take([j]),
-             "labels": batch["labels"]}
+    labels = batch["labels"]
+    out: list[dict] = []
+    for j, (t, step) in enumerate(zip(times, steps)):
+        s = {"time": t, "step": step, "labels": labels}
         if forces is not None:
             s["tissue_force_N"] = forces[j]
         if paths is not None:
             s["tissue_paths_G"] = paths[j]
-        out.append(s)
+        out.append(LiveState(batch, j, s))
     for key in ("contact_points_G", "contact_pressure_Pa"):
-        if key in batch:
+        if key in batch and out:
             out[-1][key] = batch[key]
     return out
 
@@ -313,7 +347,7 @@ def study_function(study: str, project: Project, **options) -> Callable:
     return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 
-__all__ = ["STREAM_HZ", "StepStreamer", "keep_streamed", "live_dynamics", "split_batch", "stream_poses",
+__all__ = ["STREAM_HZ", "LiveState", "StepStreamer", "keep_streamed", "live_dynamics", "split_batch", "stream_poses",
            "study_function"]
 
 

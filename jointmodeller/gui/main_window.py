@@ -52,10 +52,15 @@ TABLE_SECTIONS = (("springs", "Springs"), ("masses", "Masses"), ("attachments", 
                   ("experiments", "Experiments"))
 """Panels: the MJM sections, then the feature lists (mobilizers are the joints of the mass rows)."""
 
-WARM_UP_MODULES = ("jointmodeller.app.studies",)
+WARM_UP_MODULES = ("jointmodeller.app.studies", "jointmodeller.app.mobilized", "multiprocessing.queues",
+                   "multiprocessing.synchronize", "multiprocessing.connection", "multiprocessing.popen_spawn_posix",
+                   "matplotlib.figure", "matplotlib.backends.backend_agg")
 """Imported in a background thread once the window is up (:func:`warm_up_imports`): what pressing
-Start imports in the GUI process (the studies, with the multibody core, numba and scipy: ~1 s),
-which would otherwise stall the event loop then. The first window never waits for them."""
+Start imports in the GUI process (the studies and the tree, with the multibody core, numba and scipy:
+~1 s; the study process's queue and events; the plots' matplotlib), which would otherwise stall the
+event loop then (PySide6 reads the source of every module imported after it, so each import costs
+more in a GUI process). The first window never waits for them; one that cannot be imported here
+(``popen_spawn_posix`` on Windows) fails where it is used, if it is."""
 WARM_UP_DELAY_MS = 1500
 """After the first show of the main window, when the warm-up imports begin."""
 

@@ -5,6 +5,7 @@ replayed with the time slider and plotted."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 
 import numpy as np
@@ -19,6 +20,18 @@ TIME_LABEL_INTERVAL_S = 0.25
 """The live time caption is rewritten at most this often."""
 PROGRESS_BAR_INTERVAL_S = 0.25
 """The progress bar moves at most this often."""
+STATUS_MODULES = ("jointmodeller.app.studies", "jointmodeller.app.mobilized")
+"""What naming the integrator "auto" chooses imports (the GUI thread only uses them once imported)."""
+
+
+def imported(names: tuple[str, ...]) -> bool:
+    """Whether every module named is imported (not still being imported by another thread, whose
+    import lock a use here would wait for)."""
+    for name in names:
+        module = sys.modules.get(name)
+        if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return False
+    return True
 
 
 def duration_text(seconds: float) -> str:
@@ -163,12 +176,19 @@ class StudyController(QObject):
         """What the status line says while ``study`` runs (dynamics: the integrator and accuracy used)."""
         if study != "dynamics":
             return f"Running {study or 'study'}…"
-        from jointmodeller.app.studies import choose_method
-
         opts = self.window.run_panel.dynamics_options()
-        method = choose_method(self.window.doc.project, opts["method"])
-        how = "chosen automatically: " if opts["method"] == "auto" else ""
-        return f"Running dynamics to {opts['t_end']:g} s ({how}{method}, accuracy 1e-{int(opts['digits'])})…"
+        method = opts["method"]
+        if method == "auto":
+            # which integrator "auto" picks needs app.mobilized (the multibody core, numba): imported by
+            # the window's warm-up; until then the study (in its own thread or process) decides alone,
+            # as importing it here would hold the event loop for a second
+            if not imported(STATUS_MODULES):
+                return f"Running dynamics to {opts['t_end']:g} s (integrator chosen automatically, " \
+                       f"accuracy 1e-{int(opts['digits'])})…"
+            from jointmodeller.app.studies import choose_method
+
+            method = "chosen automatically: " + choose_method(self.window.doc.project, method)
+        return f"Running dynamics to {opts['t_end']:g} s ({method}, accuracy 1e-{int(opts['digits'])})…"
 
     # ------------------------------------------------------------------ progress and live states
     def _progress(self, fraction: float) -> None:
