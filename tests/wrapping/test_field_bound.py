@@ -13,6 +13,8 @@ from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, c
 from jointmodeller.core.geometry.wrapping.taut_path import TautPathSolver
 from tests.contact.helpers import random_rotation
 
+pytestmark = pytest.mark.slow  # builds the demo and two bone fields (~10 s): make test runs it, test-fast not
+
 
 @pytest.fixture(scope="module")
 def elbow():
