@@ -49,6 +49,8 @@ class TautOptions:
     facet_polish: finish on the flat faces themselves (exact polyhedral optimum, so the force
     method and -dl/dq agree to ~1e-4) instead of the smooth normal field (~1e-3, fewer iterations).
     facet_iter: iteration budget of the facet polish before it is abandoned for the smooth optimum.
+    free_shortcut: a warm start that was free (no contact) and whose straight line still clears every
+    bone is returned as that line at once, without the iterations that would reproduce it.
     penetration: depth (fraction of the end-to-end distance) below which a free vertex just off its
     lift-off point is not pulled back into contact; this ends release/re-contact cycles.
     """
@@ -60,6 +62,7 @@ class TautOptions:
     facet_polish: bool = True
     penetration: float = 1e-8
     facet_iter: int = 12
+    free_shortcut: bool = True
 
 
 def solve_energy_kkt(
@@ -314,6 +317,25 @@ class TautPathSolver:
                 return x, active, True, it
         return x, active, False, max_iter
 
+    def _still_free(self, x: np.ndarray, pose: Pose, body_a: int, body_b: int) -> WrapPath | None:
+        """The straight line x (N+1, 3) as the path when no vertex of it lies inside a bone (sd ≥ 0, the
+        test the iterations and the final retraction make), else None. The iterations would return the
+        same line (an unconstrained energy step from evenly spaced collinear vertices is that line, up
+        to rounding) after one closest-point query and one banded solve more."""
+        opt = self.options
+        _, _, sd, _, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
+                                                    exact_below=0.0)
+        if not np.all(sd >= 0.0):
+            return None
+        ws = self.warm
+        ws.contact_ob = np.full(len(sd), -1, np.int64)
+        ws.contact_B = cB
+        ws.free_G = x[1:-1].copy()
+        labels = np.full(len(x), FREE, np.int64)
+        labels[0], labels[-1] = body_a, body_b
+        return make_path(x, labels, "taut", per_vertex_loads=True, iterations=1, converged=True,
+                         info={"cold": False, "n_contacts": 0, "facets": bool(opt.facet_polish and ws.facets_work)})
+
     def solve(
         self,
         a_G: np.ndarray,
@@ -345,6 +367,10 @@ class TautPathSolver:
             x, active = self._warm_guess(pose, a_G, b_G)
             if not active.any():  # free last time: the straight line is the free solution
                 x = a_G + np.linspace(0.0, 1.0, N + 1)[:, None] * (b_G - a_G)
+                if opt.free_shortcut:
+                    free = self._still_free(x, pose, body_a, body_b)
+                    if free is not None:
+                        return free
             cold = False
         else:
             x = sector_hull_guess(a_G, b_G, self.obstacles, pose, N)
