@@ -94,6 +94,10 @@ def _force_figures() -> list[Figure]:
 
 
 def _realtime(system, state, t_end: float, report_dt: float, method: str = "DOP853") -> tuple[float, str]:
+    from jointmodeller.core.data import using
+
+    with using():  # compile (or load) the kernels first, in throw-away evaluation data: the run starts cold
+        system.derivative(state.t, np.concatenate([state.q, state.u]))
     start = time.perf_counter()
     deadline = start + BUDGET_S
     traj = simulate(system, state, t_end, 1e-4, report_times(state.t, t_end, report_dt), method=method,
