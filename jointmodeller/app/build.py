@@ -60,7 +60,7 @@ def _pad(rows: list[np.ndarray]) -> np.ndarray:
 def build_mechanical_system(
     project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None,
     coordinate_index: dict[str, int] | None = None, q0: np.ndarray | None = None,
-    contact_geometry: str = "exact",
+    contact_geometry: str = "exact", free_path_shortcut: bool = False,
 ) -> BuiltMechanics:
     """The MJM system and initial state of ``project``.
 
@@ -72,6 +72,8 @@ def build_mechanical_system(
     Raises ValidationError naming the row when a reference cannot be resolved or a request cannot be
     honoured. contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance
     fields, read from the disk cache, io.sdf_cache, or built and cached once per mesh).
+    free_path_shortcut: wrapped paths that stay free skip their iterations
+    (core.geometry.wrapping.taut_path.TautOptions.free_shortcut; dynamics).
     """
     problems: list[Problem] = []
     masses = list(project.masses)
@@ -239,7 +241,10 @@ def build_mechanical_system(
         if not obstacles:
             raise ValidationError(Problem("attachments", rows[int(mesh_rows[0])]["name"], "wraps",
                                           "wraps over the bone meshes, but no mass has a mesh"))
-        parts.append((mesh_rows, WrappingPathProvider(tissues, obstacles, rows=mesh_rows)))
+        from jointmodeller.core.geometry.wrapping.taut_path import TautOptions
+
+        parts.append((mesh_rows, WrappingPathProvider(tissues, obstacles, rows=mesh_rows,
+                                                      options=TautOptions(free_shortcut=free_path_shortcut))))
     provider: Any = None
     if len(parts) == 1:
         provider = parts[0][1]

@@ -136,17 +136,19 @@ def needs_tree(project: Project) -> bool:
 
 
 def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = True,
-                    extra_elements=(), contact_geometry: str = "exact") -> MobilizedProject:
+                    extra_elements=(), contact_geometry: str = "exact",
+                    free_path_shortcut: bool = False) -> MobilizedProject:
     """The tree (mobilizers, constraints, locked coordinates) with the MJM force elements acting on
     it; raises ValidationError naming every row that cannot be honoured. extra_elements: further
     force elements in the MJM body order (a laxity experiment's load); contact_geometry: as
-    app.build.build_mechanical_system's (dynamics only: statics freeze contact sets on "exact")."""
+    app.build.build_mechanical_system's (dynamics only: statics freeze contact sets on "exact"), and
+    free_path_shortcut likewise (dynamics)."""
     try:
         model = build_multibody(project)
     except ValueError as exc:
         raise ValidationError(Problem("Masses", None, "joint", str(exc))) from None
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping, coordinate_index=model.qindex,
-                                    contact_geometry=contact_geometry,
+                                    contact_geometry=contact_geometry, free_path_shortcut=free_path_shortcut,
                                     q0=model.q0)
     tree_names = [n for n in sorted(model.body, key=lambda name: model.body[name]) if n != GROUND]
     problems = []

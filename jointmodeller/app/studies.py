@@ -268,7 +268,8 @@ def run_dynamics(
               "contact_geometry": contact_geometry, "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry,
+                                    free_path_shortcut=True)
     hook = None if on_step is None else on_step(built)
     traj = simulate(built.system, built.state, t_end, 10.0 ** -digits, report_times(built.state.t, t_end, report_dt),
                     method=method, progress=budget.progress, stop=budget.stop_reason, max_steps=max_steps,

@@ -80,7 +80,8 @@ def run_dynamics_mobilized(
               "contact_geometry": contact_geometry, "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
-    mp = build_mobilized(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
+    mp = build_mobilized(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry,
+                         free_path_shortcut=True)
     system = mp.model.system
     state = initial_state(mp, tol=min(1e-10, 10.0 ** -digits))
     hook = None if on_step is None else on_step(mp.built)

@@ -142,12 +142,12 @@ def _demo_figures() -> list[Figure]:
         from jointmodeller.app.studies import choose_method
 
         project = build_demo_project()
-        full = build_mechanical_system(project)
+        full = build_mechanical_system(project, free_path_shortcut=True)  # as app.studies.run_dynamics builds
         bare = build_mechanical_system(project, contact=False, wrapping=False)
         value, note_full = _realtime(full.system, full.state, 0.2, 1e-4, choose_method(project))
         explicit, note_explicit = _realtime(full.system, full.state, 0.2, 1e-4, "DOP853")
         base, note_bare = _realtime(bare.system, bare.state, 0.2, 1e-3)
-        field = build_mechanical_system(project, contact_geometry="field")
+        field = build_mechanical_system(project, contact_geometry="field", free_path_shortcut=True)
         on_field, note_field = _realtime(field.system, field.state, 0.2, 1e-4, choose_method(project))
         peer, peer_note = _mujoco_peer(project, value)
         return [Figure("demo_realtime_factor", value, "sim s/wall s", base,
