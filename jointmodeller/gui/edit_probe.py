@@ -7,8 +7,6 @@ process. Run as ``python -m jointmodeller.gui.edit_probe``: prints one JSON line
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 
 
@@ -18,21 +16,9 @@ def measure_edit_redraw(repeats: int = 9) -> dict:
     events and redraws once on the next event-loop turn), and of that the part spent in
     ``Viewport.show_project`` (``*_scene_ms``: the scene updated or built, and rendered); the modes
     alternate edit by edit, so both see the same load of a shared machine. Needs a display (or Xvfb)."""
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
+    from jointmodeller.gui.probes import demo_window
 
-    from jointmodeller.gui.main_window import MainWindow
-
-    app = QApplication.instance() or QApplication([])
-    tmp = tempfile.mkdtemp()
-    os.environ.setdefault("JOINTMODELLER_RECOVERY_DIR", os.path.join(tmp, "recovery"))
-    w = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat), confirm=False)
-    w.open_demo()
-    w.resize(1200, 800)
-    w.show()
-    for _ in range(20):
-        app.processEvents()
-        time.sleep(0.01)
+    app, w = demo_window()
     vp = w.viewport
     redraws = [0]
     inside = [0.0]
@@ -68,7 +54,7 @@ def measure_edit_redraw(repeats: int = 9) -> dict:
     w.close()
     return {"incremental_ms": times["incremental"], "full_ms": times["full"],
             "incremental_scene_ms": scene_ms["incremental"], "full_scene_ms": scene_ms["full"], "actors": actors,
-            "spring": w.doc.project.springs[0].name, "platform": QApplication.platformName()}
+            "spring": w.doc.project.springs[0].name, "platform": app.platformName()}
 
 
 if __name__ == "__main__":

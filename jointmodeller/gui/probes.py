@@ -189,20 +189,13 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
     return fn
 
 
-def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: float = 0.5,
-                 watch: StallWatch | None = None) -> dict:
-    """In this process (needs a display): frames drawn and event-loop stalls during a live run of
-    the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
-    gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
-    system, the live window, stopping, storing and plotting the run). ``error``: the study's failure
-    message (then nothing was streamed), else None; ``platform``: Qt's platform plugin (under
-    ``offscreen`` no window is exposed, so no frame is ever shown). ``watch``: a :class:`StallWatch`
-    run over the same span as the stall figure (from pressing start to the stored run shown)."""
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+def demo_window():
+    """(QApplication, MainWindow) on the demo, shown at 1200×800 with settings and recovery in a temporary
+    folder, its first events processed: where the probes start."""
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from jointmodeller.gui.main_window import MainWindow
-    from jointmodeller.render.scene import SceneFrame
 
     app = QApplication.instance() or QApplication([])
     tmp = tempfile.mkdtemp()
@@ -214,6 +207,24 @@ def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: fl
     for _ in range(20):
         app.processEvents()
         time.sleep(0.01)
+    return app, w
+
+
+def measure_live(seconds_idle: float = 2.0, seconds_live: float = 8.0, t_end: float = 0.5,
+                 watch: StallWatch | None = None) -> dict:
+    """In this process (needs a display): frames drawn and event-loop stalls during a live run of
+    the demo. A frame is a distinct simulated state drawn (never one drawn before); stalls are the
+    gaps between ticks of a 10 ms timer from pressing start to the stored run shown (building the
+    system, the live window, stopping, storing and plotting the run). ``error``: the study's failure
+    message (then nothing was streamed), else None; ``platform``: Qt's platform plugin (under
+    ``offscreen`` no window is exposed, so no frame is ever shown). ``watch``: a :class:`StallWatch`
+    run over the same span as the stall figure (from pressing start to the stored run shown)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from jointmodeller.render.scene import SceneFrame
+
+    app, w = demo_window()
     project = w.doc.project
     ticks: list[float] = []
     timer = QTimer()
