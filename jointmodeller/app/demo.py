@@ -16,6 +16,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from jointmodeller.app.demo_cache import (  # noqa: F401  (served here too; the cache lives in app.demo_cache)
+    cached_demo_project,
+    demo_cache_dir,
+    demo_cache_file,
+    demo_project,
+)
 from jointmodeller.core.geometry.mass_properties import mesh_mass_properties
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.io import mesh_demo
@@ -292,50 +298,3 @@ def build_demo_project(high_res: bool = False, stiffness_scale: float = CALIBRAT
         info=info, springs=tuple(springs), masses=(humerus, ulna), attachments=tuple(attachments),
         forces=(force,), contacts=(contact,), experiments=(experiment,),
     )
-
-
-def demo_cache_file(cache_dir: Path) -> Path:
-    """Where the built demo project is cached in ``cache_dir`` as a project file: named by a hash of
-    the code that builds it, so a changed demo is rebuilt."""
-    import hashlib
-    import importlib.util
-
-    h = hashlib.sha1()
-    for module in ("jointmodeller.app.demo", "jointmodeller.io.mesh_demo"):
-        spec = importlib.util.find_spec(module)
-        if spec is not None and spec.origin:
-            h.update(Path(spec.origin).read_bytes())
-    return Path(cache_dir) / f"demo-{h.hexdigest()[:12]}.jmdb"
-
-
-def cached_demo_project(cache_dir: Path) -> Project:
-    """The demo project: read from the cache in ``cache_dir`` when it is there (a damaged cache file
-    is removed), else built and cached (a cache that cannot be written is skipped)."""
-    from jointmodeller.model.errors import JointModellerError
-    from jointmodeller.persistence import load_project, save_project
-
-    cache = demo_cache_file(cache_dir)
-    if cache.is_file():
-        try:
-            return load_project(cache)
-        except (JointModellerError, OSError, ValueError):
-            cache.unlink(missing_ok=True)
-    project = build_demo_project()
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        save_project(cache, project)
-    except (JointModellerError, OSError):
-        pass
-    return project
-
-
-def demo_cache_dir(platform_cache: str | os.PathLike | None = None) -> Path:
-    """The per-user cache folder of the built demo project (and of the GUI's decimated display
-    meshes, in its ``display`` folder): $JOINTMODELLER_CACHE when set (e.g. in tests), else
-    ``platform_cache`` (the GUI gives Qt's CacheLocation), else ~/.cache/jointmodeller."""
-    return Path(os.environ.get("JOINTMODELLER_CACHE") or platform_cache or Path.home() / ".cache" / "jointmodeller")
-
-
-def demo_project(platform_cache: str | os.PathLike | None = None) -> Project:
-    """The demo project, from the per-user cache (:func:`demo_cache_dir`) when it is there."""
-    return cached_demo_project(demo_cache_dir(platform_cache))

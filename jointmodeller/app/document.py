@@ -48,7 +48,6 @@ from jointmodeller.model.specs import (
     SpringType,
 )
 from jointmodeller.model.validation import project_problems
-from jointmodeller.persistence import load_project, save_project
 
 
 # ------------------------------------------------------------------------------------------------
@@ -91,6 +90,8 @@ class Document:
     def open(cls, path: str | os.PathLike, **kw) -> "Document":
         """Open a project file (checked, migrated, decoded strictly). A project saved with problems
         (work in progress) opens as it was, its problems marked like any edit's."""
+        from jointmodeller.persistence import load_project  # SQLAlchemy and Alembic: with the first file
+
         return cls(load_project(path, validate=False), path, **kw)
 
     # ------------------------------------------------------------------ events
@@ -255,6 +256,8 @@ class Document:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("the project has no file yet; give a path (save as)")
+        from jointmodeller.persistence import save_project  # SQLAlchemy and Alembic: with the first file
+
         written = save_project(target, self.project, allow_problems=True)
         self.runs.save_to(target)
         old_path = self.path

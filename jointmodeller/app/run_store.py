@@ -8,10 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from jointmodeller.model.results import RunRecord
-from jointmodeller.persistence import ProjectStore
 
 if TYPE_CHECKING:
     from jointmodeller.app.document import Document
+    from jointmodeller.persistence import ProjectStore
+
+
+def _store(path: Path) -> ProjectStore:
+    """The project file at ``path``, opened; persistence (SQLAlchemy and Alembic, ~1 s) is imported
+    with the first file a document reads or writes, not to show a window (issue 18)."""
+    from jointmodeller.persistence import ProjectStore
+
+    return ProjectStore(path)
 
 
 class StoredRuns:
@@ -30,7 +38,7 @@ class StoredRuns:
         first save. Returns its id."""
         path = self._doc.path
         if path is not None and path.exists():
-            with ProjectStore(path) as store:
+            with _store(path) as store:
                 rid = store.save_run(run)
         else:
             rid = -(len(self.memory) + 1)
@@ -44,7 +52,7 @@ class StoredRuns:
         runs: list[RunRecord] = []
         path = self._doc.path
         if path is not None and path.exists():
-            with ProjectStore(path) as store:
+            with _store(path) as store:
                 runs = store.list_runs()
         return runs + list(self.memory)
 
@@ -55,7 +63,7 @@ class StoredRuns:
         path = self._doc.path
         if path is None:
             raise KeyError(f"no run {run_id}")
-        with ProjectStore(path) as store:
+        with _store(path) as store:
             return store.load_run(run_id)
 
     def save_to(self, target: Path) -> None:
@@ -66,13 +74,13 @@ class StoredRuns:
         if old is not None and target != old and self.memory == [] and old.exists():
             _copy_runs(old, target)
         for run in self.memory:
-            with ProjectStore(target) as store:
+            with _store(target) as store:
                 store.save_run(run)
         self.memory = []
 
 
 def _copy_runs(src: Path, dst: Path) -> None:
-    with ProjectStore(src) as a, ProjectStore(dst) as b:
+    with _store(src) as a, _store(dst) as b:
         for r in a.list_runs():
             assert r.id is not None  # a stored run has its row's id
             run = a.load_run(r.id)

@@ -30,14 +30,14 @@ def recovery_dir() -> Path:
 
 def demo_cache_dir() -> Path:
     """The per-user cache folder (JOINTMODELLER_CACHE overrides it, e.g. in tests)."""
-    from jointmodeller.app.demo import demo_cache_dir as cache_dir
+    from jointmodeller.app.demo_cache import demo_cache_dir as cache_dir
 
     return cache_dir(QStandardPaths.writableLocation(QStandardPaths.CacheLocation))
 
 
 def demo_project() -> Project:
-    """The demo project, from the per-user cache when it is there (app.demo.cached_demo_project)."""
-    from jointmodeller.app.demo import demo_project as cached_demo
+    """The demo project, from the per-user cache when it is there (app.demo_cache.cached_demo_project)."""
+    from jointmodeller.app.demo_cache import demo_project as cached_demo
 
     return cached_demo(QStandardPaths.writableLocation(QStandardPaths.CacheLocation))
 
