@@ -1,7 +1,10 @@
 """The viewport's pyvistaqt interactor and what making it costs at start-up: pyvistaqt (with pyvista's
 plotting and VTK's OpenGL rendering) is imported with the first view, not with the GUI's modules,
 and matplotlib.pyplot, which pyvista imports without using, is put off until something uses it
-(:func:`defer_module`); windows swap without waiting for a vertical blank (:func:`no_vsync_wait`)."""
+(:func:`defer_module`); windows swap without waiting for a vertical blank (:func:`no_vsync_wait`).
+Importing :mod:`jointmodeller.gui` also makes PySide6's check of each imported module and VTK's
+search for its compiled modules cheap (:func:`fast_pyside_feature_check`, :func:`fast_vtk_module_lookup`)
+and puts off pooch, which pyvista imports for downloads only."""
 
 from __future__ import annotations
 
@@ -24,6 +27,74 @@ def no_vsync_wait() -> None:
     if fmt.swapInterval() != 0:
         fmt.setSwapInterval(0)
         QSurfaceFormat.setDefaultFormat(fmt)
+
+
+def fast_pyside_feature_check() -> None:
+    """PySide6 asks of every module imported after it whether its source mentions "PySide6" (for its
+    ``__feature__`` switches, PYSIDE-2029), through ``inspect.getsource``: linecache and tokenizing,
+    ~0.45 ms a module, ~0.25 s for the ~570 modules imported to show the main window. The same
+    question is answered here by reading the module's ``.py`` file as bytes; a module without one
+    (built in, extension, bytecode only, unreadable) goes to PySide6's own check. Left alone when
+    PySide6 has no such check (another version)."""
+    import PySide6.QtCore  # noqa: F401  (installs the check)
+
+    feature = sys.modules.get("shibokensupport.feature")
+    original = getattr(feature, "_mod_uses_pyside", None)
+    if original is None or getattr(original, "jm_fast", False):
+        return
+
+    def mod_uses_pyside(module) -> bool:
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return original(module)
+        try:
+            with open(path, "rb") as fh:
+                return b"PySide6" in fh.read()
+        except OSError:
+            return original(module)
+
+    mod_uses_pyside.jm_fast = True  # type: ignore[attr-defined]
+    mod_uses_pyside.jm_original = original  # type: ignore[attr-defined]
+    feature._mod_uses_pyside = mod_uses_pyside
+
+
+def fast_vtk_module_lookup() -> None:
+    """VTK's import hook (``vtkmodules.find_lib_path``) finds each compiled module's file by globbing
+    the vtkmodules folder (~540 files) and resolving every match, twice (``.pyd``, then ``.so``):
+    ~4 ms a module, ~0.1–0.2 s for the ~40 VTK modules the first window imports. The folder is
+    listed once here and searched in the same order with the same rules; a module not found that way
+    goes to VTK's own lookup. Left alone when vtkmodules has no such function (another version)."""
+    import os
+    from pathlib import Path
+
+    import vtkmodules
+
+    original = getattr(vtkmodules, "find_lib_path", None)
+    extensions = getattr(vtkmodules, "LIB_EXTS", None)
+    if original is None or extensions is None or getattr(original, "jm_fast", False):
+        return
+    listings: dict[str, list[str]] = {}
+
+    def find_lib_path(paths, vtk_module_name):
+        n = len(vtk_module_name)
+        for ext in extensions:
+            for base_path in paths:
+                names = listings.get(base_path)
+                if names is None:
+                    try:
+                        names = listings[base_path] = os.listdir(base_path)  # the order glob walks
+                    except OSError:
+                        names = listings[base_path] = []
+                for name in names:  # the glob f"{vtk_module_name}[.-]*"
+                    if name.startswith(vtk_module_name) and name[n:n + 1] in (".", "-"):
+                        resolved_file = Path(base_path, name).resolve()
+                        if resolved_file.is_file() and ext in resolved_file.suffixes:
+                            return str(resolved_file)
+        return original(paths, vtk_module_name)
+
+    find_lib_path.jm_fast = True  # type: ignore[attr-defined]
+    find_lib_path.jm_original = original  # type: ignore[attr-defined]
+    vtkmodules.find_lib_path = find_lib_path
 
 
 def qt_interactor_class():
@@ -100,4 +171,5 @@ def defer_module(name: str) -> None:
         setattr(sys.modules[parent], child, stand_in)  # as an import would (replaced by the real one)
 
 
-__all__ = ["defer_module", "no_vsync_wait", "qt_interactor_class"]
+__all__ = ["defer_module", "fast_pyside_feature_check", "fast_vtk_module_lookup", "no_vsync_wait",
+           "qt_interactor_class"]

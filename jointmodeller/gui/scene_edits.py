@@ -10,8 +10,15 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QMainWindow
 
-from jointmodeller.gui.mesh_import import MeshImportDialog
 from jointmodeller.model.specs import Attachment
+
+
+def _mesh_import_dialog(*args, **kw):
+    """The mesh import dialog, imported with its first use (mesh readers, mass properties: not needed
+    to show the main window, issue 18)."""
+    from jointmodeller.gui.mesh_import import MeshImportDialog
+
+    return MeshImportDialog(*args, **kw)
 
 
 class SceneEdits:
@@ -103,14 +110,14 @@ class SceneEdits:
 
     # ------------------------------------------------------------------ mesh import
     def import_mesh_dialog(self) -> None:
-        dlg = MeshImportDialog([m.name for m in self.window.doc.project.masses], self.window)
+        dlg = _mesh_import_dialog([m.name for m in self.window.doc.project.masses], self.window)
         if dlg.exec() and dlg.mass() is not None:
             self.add_mass(dlg.mass())
 
     def import_mesh(self, path: str | os.PathLike, units: str = "mm", name: str | None = None,
                     density_kg_m3: float | None = None, fixed: bool = False) -> int:
         """Import a mesh file as a new mass row with computed properties; returns the row index."""
-        dlg = MeshImportDialog([m.name for m in self.window.doc.project.masses], self.window, preview_3d=False)
+        dlg = _mesh_import_dialog([m.name for m in self.window.doc.project.masses], self.window, preview_3d=False)
         try:
             if name:
                 dlg.name_edit.setText(name)

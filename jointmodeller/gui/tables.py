@@ -204,6 +204,8 @@ class SectionPanel(QWidget):
         lay.addLayout(buttons)
         self.model.message.connect(self.show_message)
         self.view.selectionModel().currentRowChanged.connect(self._row_changed)
+        self._fit_pending = False
+        """The columns are fitted to the contents when this panel is next shown."""
         self.model.modelReset.connect(self._reconnect)
         self.model.dataChanged.connect(lambda *_: self._refresh_row_message())
 
@@ -212,8 +214,17 @@ class SectionPanel(QWidget):
         return self.model.doc
 
     def _reconnect(self) -> None:
-        self.fit_columns()
+        if self.isVisible():
+            self.fit_columns()
+        else:  # a tab not shown: fitted when it is (start-up and edits fit the visible tables only)
+            self._fit_pending = True
         self._refresh_row_message()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._fit_pending:
+            self._fit_pending = False
+            self.fit_columns()
 
     def fit_columns(self, max_width: int = 180) -> None:
         """Columns as wide as their contents, up to ``max_width`` pixels."""

@@ -1,6 +1,8 @@
 """What the GUI imports before its first window (issue 18: start-up ≤ 2 s warm). Behavioural checks
 in fresh processes (which modules are in sys.modules), no timings: plots, studies, scipy's Rotation,
-numba kernels and pyplot are imported where first used, not to show the main window."""
+numba kernels and pyplot are imported where first used, not to show the main window; so are the
+project file's SQLAlchemy and Alembic (the demo is cached as a project snapshot), the demo's builders,
+the mesh import dialog and pyvista's pooch."""
 
 from __future__ import annotations
 
@@ -14,8 +16,15 @@ import pytest
 
 pytestmark = pytest.mark.gui  # starts the GUI in fresh processes
 
-HEAVY = ("matplotlib", "scipy", "numba", "pyvistaqt", "pyvista.plotting", "trimesh")
+HEAVY = ("matplotlib", "scipy", "numba", "pyvistaqt", "pyvista.plotting", "trimesh", "sqlalchemy", "alembic",
+         "jointmodeller.persistence", "jointmodeller.app.demo", "jointmodeller.io.meshes",
+         "jointmodeller.core.geometry.mass_properties", "jointmodeller.gui.mesh_import")
 """Not imported by ``import jointmodeller.gui.main_window`` (matplotlib.pyplot and scipy.spatial with them)."""
+NOT_TO_SHOW = ("sqlalchemy", "alembic", "jointmodeller.persistence", "jointmodeller.app.demo",
+               "jointmodeller.io.meshes", "jointmodeller.core.geometry.mass_properties",
+               "jointmodeller.gui.mesh_import")
+"""Not imported to show the cached demo either: the project file's SQLAlchemy and Alembic (until a file
+is opened or saved), the demo's builders (until the cache misses), the mesh import dialog."""
 
 
 def _run(code: str, env: dict | None = None) -> dict:
@@ -26,13 +35,13 @@ def _run(code: str, env: dict | None = None) -> dict:
 
 
 def test_importing_the_main_window_imports_no_heavy_module():
+    names = HEAVY + ("matplotlib.pyplot", "scipy.spatial", "pooch")
     loaded = _run(f"""
         import json, sys
         import jointmodeller.gui.main_window
-        print(json.dumps({{m: type(sys.modules[m]).__name__ for m in {HEAVY + ("matplotlib.pyplot", "scipy.spatial")!r}
-                          if m in sys.modules}}))
+        print(json.dumps({{m: type(sys.modules[m]).__name__ for m in {names!r} if m in sys.modules}}))
     """)
-    assert loaded == {}
+    assert loaded == {"pooch": "_DeferredModule"}  # pyvista's module-level import, used for downloads only
 
 
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs a display (pytest-xvfb starts one)")
@@ -55,7 +64,8 @@ def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp
         app.processEvents()
         w.viewport.plotter.render()
         seen = {{m: type(sys.modules[m]).__name__ for m in ("matplotlib.pyplot", "matplotlib.figure", "scipy.spatial",
-                                                           "numba", "trimesh") if m in sys.modules}}
+                                                           "numba", "trimesh", "pooch") + {NOT_TO_SHOW!r}
+                 if m in sys.modules}}
         import time
         from PySide6.QtCore import QEventLoop, QTimer
         t0 = time.perf_counter()
@@ -73,9 +83,69 @@ def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp
     """
     _run(code, env)  # builds the demo and the decimated meshes into the cache
     seen = _run(code, env)
-    assert seen == {"matplotlib.pyplot": "_DeferredModule", "after use": "module", "same figure function": True,
-                    "after warm-up": ["jointmodeller.app.studies", "numba"]}
+    assert seen == {"matplotlib.pyplot": "_DeferredModule", "pooch": "_DeferredModule", "after use": "module",
+                    "same figure function": True, "after warm-up": ["jointmodeller.app.studies", "numba"]}
     assert list((tmp_path / "cache" / "display").glob("display-*.vtp")), "decimated bones not kept"
+
+
+def test_the_demo_cache_is_a_snapshot_read_without_the_project_file(tmp_path):
+    """The GUI's demo comes from a project snapshot (io.project_snapshot), not a project file: reading it
+    back imports neither SQLAlchemy nor Alembic nor the demo's builders."""
+    from jointmodeller.app.demo_cache import demo_cache_file
+
+    assert demo_cache_file(tmp_path).suffix == ".npz"
+    env = dict(os.environ, JOINTMODELLER_CACHE=str(tmp_path / "cache"))
+    code = f"""
+        import json, sys
+        from jointmodeller.app.demo_cache import demo_project
+        demo_project()
+        print(json.dumps([m for m in {NOT_TO_SHOW!r} if m in sys.modules]))
+    """
+    _run(code, env)  # builds the demo into the cache (and imports the builders for it)
+    assert _run(code, env) == []
+
+
+def test_pyside_asks_whether_a_module_uses_it_by_reading_its_file():
+    """PySide6 checks every imported module's source for "PySide6" (its __feature__ switches): after
+    ``import jointmodeller.gui`` it reads the file's bytes instead of going through inspect.getsource,
+    with the same answer for every module of a started GUI."""
+    differ = _run("""
+        import json, sys
+        import jointmodeller.gui.main_window
+        from jointmodeller.gui.interactor import fast_pyside_feature_check
+        feature = sys.modules["shibokensupport.feature"]
+        fast = feature._mod_uses_pyside
+        assert getattr(fast, "jm_fast", False), "not installed"
+        fast_pyside_feature_check()  # a second call changes nothing
+        assert feature._mod_uses_pyside is fast
+        mods = [m for m in list(sys.modules.values()) if m is not None]
+        uses = [fast(sys.modules[m]) for m in ("jointmodeller.gui.main_window", "json")]
+        print(json.dumps([m.__name__ for m in mods if fast(m) != fast.jm_original(m)] + [len(mods), uses]))
+    """)
+    assert differ[:-2] == [] and differ[-2] > 300 and differ[-1] == [True, False]
+
+
+def test_vtk_finds_its_compiled_modules_from_one_listing_of_its_folder():
+    """VTK's import hook globs its folder for each compiled module; after ``import jointmodeller.gui`` it
+    searches one listing of the folder instead, finding the same file for every module there (and
+    nothing for a name that is not there)."""
+    differ = _run("""
+        import json, os
+        import vtkmodules
+        import jointmodeller.gui  # noqa: F401
+        from jointmodeller.gui.interactor import fast_vtk_module_lookup
+        fast = vtkmodules.find_lib_path
+        assert getattr(fast, "jm_fast", False), "not installed"
+        fast_vtk_module_lookup()
+        assert vtkmodules.find_lib_path is fast
+        paths = list(vtkmodules.__path__)
+        names = sorted({f.split(".")[0] for p in paths for f in os.listdir(p) if f.startswith("vtk")})
+        names += ["vtkIOXML", "vtkNoSuchModule", "vtk"]
+        found = [fast(paths, n) for n in names]
+        print(json.dumps([n for n, f in zip(names, found) if f != fast.jm_original(paths, n)]
+                         + [sum(f is not None for f in found), fast(paths, "vtkNoSuchModule")]))
+    """)
+    assert differ[:-2] == [] and differ[-2] > 50 and differ[-1] is None
 
 
 def test_a_deferred_module_runs_on_first_use_once(tmp_path, monkeypatch):
