@@ -51,6 +51,7 @@ def test_import_mesh_adds_a_mass_with_properties(tmp_path, shared_meshes):
     assert 0.005 < patella.mass_kg < 0.2  # a patella weighs tens of grams
 
 
+@pytest.mark.slow
 def test_demo_then_info_prints_the_five_sections(tmp_path):
     pytest.importorskip("jointmodeller.app.demo")
     path = tmp_path / "demo.jmdb"
@@ -66,6 +67,7 @@ def test_demo_then_info_prints_the_five_sections(tmp_path):
     assert len(project.attachments) >= 4 and any(f.magnitude_N == 100.0 for f in project.forces)
 
 
+@pytest.mark.slow
 def test_run_dynamics_with_a_chosen_integrator_is_stored_with_it(tmp_path, capsys):
     from jointmodeller.persistence import ProjectStore
 

@@ -161,6 +161,7 @@ def test_missing_folder_is_one_line(tmp_path, capsys):
     assert "does not exist" in _one_line_error(capsys)
 
 
+@pytest.mark.slow
 def test_import_osim_into_a_missing_folder_is_one_line(tmp_path, shared_models):
     """It printed a 117-line traceback."""
     model = shared_models / "arm26" / "arm26.osim"

@@ -41,6 +41,7 @@ def two_bone_project(joint: JointSpec | None = None, constraints=()) -> Project:
     )
 
 
+@pytest.mark.slow
 def test_free_body_moves_the_same_on_both_backends():
     project = two_bone_project()
     mjm = run_dynamics(project, t_end=0.3, report_dt=0.01, digits=9)

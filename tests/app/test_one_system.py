@@ -336,6 +336,7 @@ def test_muscle_paths_runs_from_the_registry_with_lengths_and_moment_arms_by_han
         np.testing.assert_allclose(run.series["moment_arm_m"][:, j], arm, rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_a_bone_released_far_from_hanging_settles_by_damped_dynamics_then_newton():
     """A bone 20 cm below a fixed one on a single stiff ligament, released turned and off to the side
     (the ligament pulls with ~2e4 N): Newton alone fails that far from equilibrium; the study settles

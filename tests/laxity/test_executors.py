@@ -35,6 +35,7 @@ def test_processes_and_dask_give_identical_results(dask_cluster):
     assert len(set(lax)) == 4 and lax[1] > lax[0]  # the cases really differ (softer lateral side: laxer)
 
 
+@pytest.mark.slow
 def test_parameter_study_on_a_project_lands_in_one_run(project, dask_cluster):
     cases = [{"stiffness": {"lateral collateral": s}} for s in (0.5, 1.0, 2.0)]
     from distributed import Client

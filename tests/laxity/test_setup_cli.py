@@ -87,6 +87,7 @@ def test_contact_add_list_remove(db, capsys):
     assert load_project(db).contacts == ()
 
 
+@pytest.mark.slow
 def test_laxity_prints_a_few_lines_and_keeps_the_summary_in_the_report(tmp_path, project, capsys):
     path = tmp_path / "joint.jmdb"
     save_project(path, project)
@@ -112,6 +113,7 @@ def arm26_path(shared_models):
     return path
 
 
+@pytest.mark.slow
 def test_import_osim_prints_one_paragraph_and_writes_the_report_beside(tmp_path, arm26_path, capsys):
     db = tmp_path / "arm.jmdb"
     assert main(["import-osim", str(arm26_path), str(db)]) == 0

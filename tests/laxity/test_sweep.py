@@ -107,6 +107,7 @@ def test_assembled_linear_model_gives_the_same_small_load_curve():
     np.testing.assert_allclose(lin_k, linear_sweep(system, protocol, p0, q0), rtol=1e-3, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_warm_start_gives_the_same_curve_with_fewer_evaluations():
     system, p0, q0, frames = two_condyle_joint()
     protocol = synthetic_protocol(frames, steps=6, unload=True)

@@ -68,6 +68,7 @@ def _decode(text):
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_documents())
 def test_malformed_documents_end_in_validation_error_or_success(doc):

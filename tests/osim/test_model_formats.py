@@ -6,8 +6,6 @@ With the optional `opensim` peer, body poses and straight paths of the old forma
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -146,18 +144,6 @@ def test_lenient_reading_keeps_entity_attacks_out(tmp_path):
     path = _write(tmp_path, "bad.osim", MINIMAL.format(credits="a & b < c", units="meters", mesh="x", doctype=""))
     with pytest.raises(OsimError, match=r"line 4.*malformed XML"):
         load_osim(path)
-
-
-def test_import_osim_cli_missing_folder_is_one_line(tmp_path, shared_models):
-    """`import-osim` into a folder that does not exist: one line on stderr, exit status 2, nothing written."""
-    model = _model(shared_models, "double_pendulum_v30501")
-    target = tmp_path / "no_such_folder" / "p.jmdb"
-    proc = subprocess.run([sys.executable, "-m", "jointmodeller", "import-osim", str(model), str(target)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and "does not exist" in proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert not (tmp_path / "no_such_folder").exists()
 
 
 # ---- with the optional OpenSim peer ------------------------------------------------------------
