@@ -6,9 +6,10 @@ coordinates, geometric constraints) the pose is in equilibrium when Q lies in th
 constraint forces can balance it): ``P Q = 0`` with P the projector onto the null space of G. Newton's
 method works in null-space coordinates z (u = N z, N an orthonormal basis from the SVD of G), with a
 forward-difference Jacobian (the force elements here — wrapped paths, contact — have no analytic
-tangent in tree coordinates), a trust region, a backtracking line search on the scaled residual and
-a Levenberg–Marquardt shift when the stiffness is singular (slack ligaments). After every step the
-position constraints are re-satisfied by coordinate projection.
+tangent in tree coordinates) and Powell's dogleg trust region on the scaled residual (MINPACK's
+hybrd: the Newton step when it fits, bent towards steepest descent when the stiffness is nearly
+singular, as with slack ligaments). After every step the position constraints are re-satisfied by
+coordinate projection.
 
 Residuals are judged per speed in its own unit: N for a translational speed, N·m for a rotational
 one (a speed is rotational when it turns some body).
@@ -110,6 +111,52 @@ def null_space(G: np.ndarray, nu: int) -> np.ndarray:
     return Vt[rank:].T
 
 
+def dogleg_step(J: np.ndarray, r: np.ndarray, W: np.ndarray, G: np.ndarray,
+                radius: float) -> tuple[np.ndarray | None, float]:
+    """Powell's dogleg step z for the residual model r + J z (MINPACK's hybrd; Nocedal & Wright §4.1).
+
+    Minimises |W (r + J z)|² within the trust region zᵀ G z ≤ radius² (G symmetric positive
+    definite): the Newton step when it fits, else the path from the Cauchy point (the model's minimum
+    along steepest descent in the metric G) towards it, cut at the boundary. Unlike a line search on
+    a clipped Newton step, this bends towards descent when the stiffness is nearly singular (slack
+    ligaments) and the Newton step points far outside. Returns (z, predicted decrease of |W r|²), or
+    (None, 0) when no finite step exists."""
+    A = W @ J
+    b = W @ r
+    with np.errstate(all="ignore"):
+        try:
+            z_newton = np.linalg.solve(J, -r)
+        except np.linalg.LinAlgError:
+            z_newton = np.full_like(r, np.nan)
+        if not np.all(np.isfinite(z_newton)):
+            z_newton = np.linalg.lstsq(J, -r, rcond=None)[0]
+
+    def size(v: np.ndarray) -> float:
+        return float(np.sqrt(max(float(v @ G @ v), 0.0)))
+
+    if np.all(np.isfinite(z_newton)) and size(z_newton) <= radius:
+        z = z_newton
+    else:
+        g = A.T @ b
+        p = -np.linalg.solve(G, g)  # steepest descent in the metric G
+        Ap = A @ p
+        if not (np.all(np.isfinite(p)) and size(p) > 0.0):
+            return None, 0.0
+        tau = -float(g @ p) / max(float(Ap @ Ap), 1e-300)
+        z_cauchy = tau * p
+        if size(z_cauchy) >= radius or not np.all(np.isfinite(z_newton)):
+            z = p * (radius / size(p))
+        else:
+            d = z_newton - z_cauchy
+            a, half_b, c = float(d @ G @ d), float(z_cauchy @ G @ d), size(z_cauchy) ** 2 - radius ** 2
+            beta = (-half_b + np.sqrt(max(half_b * half_b - a * c, 0.0))) / max(a, 1e-300)
+            z = z_cauchy + min(max(beta, 0.0), 1.0) * d
+    if not np.all(np.isfinite(z)):
+        return None, 0.0
+    model = b + A @ z
+    return z, float(b @ b - model @ model)
+
+
 def move(system, q: np.ndarray, du: np.ndarray) -> np.ndarray:
     """Coordinates after a small motion du of the speeds (q̇ = N(q) u, quaternions renormalised)."""
     return system.normalize(q + system.qdot(q, du))
@@ -194,7 +241,8 @@ def solve_tree_equilibrium(
     r = unbalanced(N, Q)
     history = [merit(r)]
     it = 0
-    mu = 0.0
+    radius = 1.0  # trust region, in units of the largest step (MAX_STEP_LENGTH·L, MAX_STEP_ANGLE)
+    step_scale = np.where(rot, 1.0 / MAX_STEP_ANGLE, 1.0 / (MAX_STEP_LENGTH * L))
     failure = ""
     J, measured = None, False
     while not done(r) and it < max_iterations and N.shape[1] > 0:
@@ -214,53 +262,37 @@ def solve_tree_equilibrium(
                 qj = move(system, q, h[j] * N[:, j])
                 J[:, j] = (N.T @ generalized(qj) - rz) / h[j]
             measured = True  # J is the finite-difference Jacobian at the current q
-        K = -J  # stiffness in z
-        diag = np.maximum(np.abs(np.diag(K)), 1e-12 * max(float(np.abs(np.diag(K)).max()), 1e-12))
-        step = None
-        for _ in range(12):
-            try:
-                cand = np.linalg.solve(K + mu * np.diag(diag), rz)
-                if np.all(np.isfinite(cand)):
-                    step = cand
-                    break
-            except np.linalg.LinAlgError:
-                pass
-            mu = max(10.0 * mu, 1e-8)
-        if step is None:
+        W = unit[:, None] * N  # scaled residual per z-residual: merit(r) = |W rz|
+        metric = N.T @ (step_scale[:, None] ** 2 * N)  # the trust region's metric in z
+        z, predicted = dogleg_step(J, rz, W, metric, radius)
+        if z is None:
             failure = "the stiffness matrix is singular in every direction tried"
             break
-        du = N @ step
-        biggest = max(np.abs(du[~rot]).max() / (MAX_STEP_LENGTH * L) if (~rot).any() else 0.0,
-                      np.abs(du[rot]).max() / MAX_STEP_ANGLE if rot.any() else 0.0)
-        if biggest > 1.0:
-            du = du / biggest
+        size = float(np.sqrt(z @ metric @ z))
         m0 = merit(r)
-        alpha, accepted = 1.0, False
-        for _ in range(20):
-            q_try = on_manifold(move(system, q, alpha * du))
-            N_try = basis(q_try)
-            Q_try = generalized(q_try)
-            r_try = unbalanced(N_try, Q_try)
-            if np.all(np.isfinite(r_try)) and merit(r_try) < m0 * (1.0 - 1e-4 * alpha):
-                accepted = True
-                break
-            alpha *= 0.5
-        if not accepted:
-            if not measured:  # an updated Jacobian misled the step: measure it afresh before damping
+        q_try = on_manifold(move(system, q, N @ z))
+        N_try = basis(q_try)
+        Q_try = generalized(q_try)
+        r_try = unbalanced(N_try, Q_try)
+        actual = m0 ** 2 - merit(r_try) ** 2 if np.all(np.isfinite(r_try)) else -np.inf
+        ratio = actual / predicted if predicted > 0.0 else -np.inf
+        if ratio < 0.25:
+            radius = 0.25 * size
+        elif ratio > 0.75 and size > 0.99 * radius:
+            radius = min(2.0 * radius, 1.0)
+        if ratio <= 1e-4:
+            if not measured:  # an updated Jacobian misled the step: measure it afresh
                 J = None
                 it -= 1
                 continue
-            mu = max(10.0 * mu, 1e-3)
-            if mu > 1e6:
+            if radius < 1e-12:
                 failure = "no step lowers the residual (the pose may be at a limit of the model)"
                 break
             continue
-        mu = 0.0 if (alpha == 1.0 and mu < 1e-2) else (0.3 * mu if alpha == 1.0 else mu)
-        if broyden and alpha == 1.0 and N_try.shape == N.shape:
+        if broyden and N_try.shape == N.shape:
             # Broyden's rank-one update of J from the step taken (in the old basis)
-            dz = N.T @ (alpha * du)
             dr = N.T @ Q_try - rz
-            J = J + np.outer(dr - J @ dz, dz) / max(float(dz @ dz), 1e-300)
+            J = J + np.outer(dr - J @ z, z) / max(float(z @ z), 1e-300)
             measured = False
         else:
             J = None
