@@ -15,9 +15,10 @@ lint:
 typecheck:
 	scripts/setup.sh test && scripts/typecheck.sh
 
-# The tests without the slow and the GUI ones (markers in pyproject.toml), no lint, no wheel check.
+# The tests without the slow and the GUI ones (markers in pyproject.toml), no lint, no wheel check,
+# spread over the machine's cores (pytest-xdist; tests are independent and write only to tmp_path).
 test-fast:
-	scripts/setup.sh test && .venv/bin/python -m pytest -q -m "not slow and not gui"
+	scripts/setup.sh test && .venv/bin/python -m pytest -q -m "not slow and not gui" -n auto
 
 # The numerical tests with numba built for a generic CPU and numpy's/OpenBLAS's wider SIMD paths off.
 test-generic:
