@@ -323,16 +323,24 @@ class TautPathSolver:
         """The straight line x (N+1, 3) as the path when no vertex of it lies inside a bone (sd ≥ 0, the
         test the iterations and the final retraction make), else None. The iterations would return the
         same line (an unconstrained energy step from evenly spaced collinear vertices is that line, up
-        to rounding) after one closest-point query and one banded solve more."""
+        to rounding) after one closest-point query and one banded solve more. A bone's distance field,
+        where it has one, clears the vertices its lower bound puts outside; only the others are
+        queried exactly (the same per-point test as :func:`closest_over_obstacles` with
+        ``exact_below=0``, without the closest points, normals and curvatures a free path does not use)."""
         opt = self.options
-        _, _, sd, _, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
-                                                    exact_below=0.0)
-        if not np.all(sd >= 0.0):
-            return None
+        inner = x[1:-1]
+        for ob in self.obstacles:
+            xb = pose.to_body(ob.body, inner)
+            if ob.sdf is not None:
+                xb = xb[ob.sdf.value(xb) - ob.sdf.error_bound <= 0.0]
+                if len(xb) == 0:
+                    continue
+            if not np.all(ob.closest(xb, k=opt.k_nearest)[2] >= 0.0):
+                return None
         ws = self.warm
-        ws.contact_ob = np.full(len(sd), -1, np.int64)
-        ws.contact_B = cB
-        ws.free_G = x[1:-1].copy()
+        ws.contact_ob = np.full(len(inner), -1, np.int64)
+        ws.contact_B = np.zeros((len(inner), 3))  # read only where contact_ob ≥ 0
+        ws.free_G = inner.copy()
         labels = np.full(len(x), FREE, np.int64)
         labels[0], labels[-1] = body_a, body_b
         return make_path(x, labels, "taut", per_vertex_loads=True, iterations=1, converged=True,
