@@ -7,7 +7,7 @@
 # digits or counts which depend on the CPU's floating point fails here first. Run by .ci/run after
 # `make test` (about 7 minutes on 2 cores).
 #   scripts/test_generic_cpu.sh                  the numerical folders, GUI tests deselected
-#   scripts/test_generic_cpu.sh tests/contact    any pytest arguments instead of the folders
+#   scripts/test_generic_cpu.sh tests/core/mechanics/contact    any pytest arguments instead of the folders
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
@@ -40,7 +40,9 @@ print(f"[generic] NUMBA_CPU_NAME={os.environ['NUMBA_CPU_NAME']} (numba {numba.__
 EOF
 
 if [ "$#" = 0 ]; then
-  set -- tests/multibody tests/wrapping tests/contact tests/mechanics tests/laxity tests/geometry -m "not gui"
+  # the numerical core (geometry and wrapping, mechanics and contact, multibody, studies) and the laxity
+  # use cases and the spec-to-system build that run it (tests/README.md maps the folders)
+  set -- tests/core tests/app/laxity tests/app/test_build_and_studies.py -m "not gui"
 fi
 echo "[test] generic CPU: pytest $*"
 set +e

@@ -1,11 +1,16 @@
-"""Shared fixtures: the licensed meshes in ../shared (skipped when absent) and a temp project dir."""
+"""Shared fixtures: the licensed meshes and models in ../shared (skipped when absent), the folder for
+artifacts, and the small two-box project (the GUI, render and picking tests)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from jointmodeller.model.specs import Project
 
 pytest_plugins = ("pytester",)  # tests that run a small test session of their own (tests/gui/test_leak_check.py)
 
@@ -36,3 +41,11 @@ def artifacts_dir() -> Path:
     """Where tests leave files for people to look at (screenshots, plots)."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def small_project() -> Project:
+    """Two 40×40×100 mm boxes stacked along z with one ligament between them (valid)."""
+    from tests.model.factories import two_box_project  # trimesh: with the first test that uses it
+
+    return two_box_project()

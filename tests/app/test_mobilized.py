@@ -176,7 +176,7 @@ def test_contact_stiffness_scale_scales_both_laws():
     import trimesh
 
     from jointmodeller.core.mechanics.contact import ContactPair
-    from tests.contact.helpers import kinematics, plane_mesh
+    from tests.core.mechanics.contact.helpers import kinematics, plane_mesh
 
     sphere = trimesh.creation.icosphere(3, 0.02)
     pv, pf = plane_mesh(0.06, 61)

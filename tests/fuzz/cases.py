@@ -198,7 +198,7 @@ def base_json() -> bytes:
 
 
 def base_osim() -> bytes:
-    from tests.osim.test_robustness import SYNTHETIC
+    from tests.io.osim.test_robustness import SYNTHETIC
 
     return SYNTHETIC.encode()
 

@@ -1,5 +1,6 @@
-"""Fixtures for the GUI tests: a small two-box project, and cleanup so no Qt window or VTK plotter
-outlives its test (after pyvistaqt's tests/conftest.py)."""
+"""Fixtures for the GUI tests: main windows over a project, the demo project, and cleanup so no Qt
+window or VTK plotter outlives its test (after pyvistaqt's tests/conftest.py). The small two-box
+project (``small_project``) is in tests/conftest.py, shared with the render and picking tests."""
 
 from __future__ import annotations
 
@@ -8,13 +9,6 @@ import gc
 import pytest
 
 from jointmodeller.model.specs import Project
-from tests.model.factories import two_box_project
-
-
-@pytest.fixture
-def small_project() -> Project:
-    """Two 40×40×100 mm boxes stacked along z with one ligament between them (valid)."""
-    return two_box_project()
 
 
 def leaked_windows() -> list:

@@ -13,8 +13,7 @@ import pytest
 from jointmodeller.app.picking import mass_pose
 from jointmodeller.app.run_poses import mesh_frames
 from jointmodeller.render.scene import pose_matrix
-
-from live_study import TickGaps
+from tests.gui.live_study import TickGaps
 
 pytestmark = [pytest.mark.gui]
 

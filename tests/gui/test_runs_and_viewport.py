@@ -11,8 +11,7 @@ import pytest
 from jointmodeller.app.picking import mass_pose
 from jointmodeller.app.run_poses import mesh_frames
 from jointmodeller.render.scene import BACKGROUND, hex_rgb
-
-from live_study import TickGaps, turning_study
+from tests.gui.live_study import TickGaps, turning_study
 
 pytestmark = pytest.mark.gui
 
