@@ -94,7 +94,7 @@ CONTACT_DESIGN_LOAD_N = 15000.0
 """MJM cartilage springs (seed 004 §3.4: stiff enough that no point sinks more than 20% of the
 cartilage): the 100 N valgus load 30 cm out (30 N·m) is carried by about 1.5 kN of humero-ulnar
 contact force pivoting over ~2 cm, unevenly spread over the notch; at this design load the deepest
-point stays at 0.39 mm of the 0.6 mm limit (tests/contact/test_elbow_equilibrium.py)."""
+point stays at 0.39 mm of the 0.6 mm limit (tests/core/mechanics/contact/test_elbow_equilibrium.py)."""
 
 CALIBRATED_STIFFNESS_SCALE = 20.0
 """MJM-style calibration (seed 004 §6: "gradual stiffening of tissue parameters eventually gave laxity

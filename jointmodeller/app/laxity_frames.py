@@ -25,7 +25,7 @@ swings the distal bone posteriorly at the knee and anteriorly at the elbow, e2 p
 the knee (an anterior drawer is the negative side of an ``anterior_posterior`` sweep) and anteriorly
 at the elbow. A mirrored (left) joint has the same e1 and e3 in G as its right twin, so it gives the
 mirror image: flexion, anterior–posterior and distraction equal; varus–valgus, internal–external and
-medial–lateral with the opposite sign for the mirrored load (tests/laxity/test_tree_sweep.py).
+medial–lateral with the opposite sign for the mirrored load (tests/app/laxity/test_tree_sweep.py).
 """
 
 from __future__ import annotations

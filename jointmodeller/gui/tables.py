@@ -119,6 +119,8 @@ class SectionTableModel(QAbstractTableModel):
         if role != Qt.EditRole or not index.isValid():
             return False
         col = self.columns[index.column()]
+        if not col.editable:  # as flags() says: a read-only column takes no edit, from a view or from code
+            return False
         try:
             self.doc.set_cell(self.section, index.row(), col.key, str(value))
         except CellError as exc:

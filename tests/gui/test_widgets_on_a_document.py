@@ -206,6 +206,9 @@ def test_mobilizers_panel_gives_a_mass_a_joint_over_its_own_columns(qtbot, doc):
     panel.view.setCurrentIndex(name)
     panel.view.edit(name)
     assert not editors(panel)
+    before = doc.project
+    assert not panel.model.setData(name, "renamed", Qt.EditRole)  # nor from code
+    assert doc.project is before and not doc.history.done
 
     box = open_editor(panel, 1, column_of(panel, "joint.type"))
     box.setCurrentText("pin")

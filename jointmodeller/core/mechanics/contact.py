@@ -450,7 +450,7 @@ class ContactPair:
         (``value_and_smooth_gradient``), weighted down smoothly where that normal stops opposing the
         vertex's own (FIELD_FACING_FULL, FIELD_FACING_ZERO). The closest point is the vertex moved
         by the depth along the normal. Force and centre of pressure differ from the exact query's by
-        the field's interpolation error (docs/sdf.md, tests/contact/test_field_contact.py)."""
+        the field's interpolation error (docs/sdf.md, tests/core/mechanics/contact/test_field_contact.py)."""
         assert surf.sdf is not None  # built in __init__ for the field geometry
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         cand = self._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)
