@@ -12,6 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
+from jointmodeller.core._jit import NUMBA_ENABLED
+
 
 @dataclass
 class BodyKinematics:
@@ -41,8 +43,31 @@ class BodyKinematics:
 
     def point_velocities_G(self, body: np.ndarray, r_B: np.ndarray) -> np.ndarray:
         """Global velocities of points r_B (m, 3) fixed on bodies ``body`` (m,)."""
+        if NUMBA_ENABLED and _real(self.R_GB, self.v_G, self.w_G, r_B) and _rows(body, r_B):
+            from jointmodeller.core.mechanics.point_force_kernels import point_velocities
+
+            return point_velocities(_f64(self.R_GB), _f64(self.v_G), _f64(self.w_G), _i64(body), _f64(r_B))
         arm_G = np.einsum("mij,mj->mi", self.R_GB[body], r_B)
         return self.v_G[body] + np.cross(self.w_G[body], arm_G)
+
+
+def _f64(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64)
+
+
+def _real(*arrays) -> bool:
+    """Whether every array is real (the compiled loops take float64; complex or object stay numpy)."""
+    return all(np.asarray(a).dtype.kind in "fiu" for a in arrays)
+
+
+def _rows(body, points) -> bool:
+    """Whether body is one index per row of points (m,) against (m, 3), as the compiled loops need."""
+    b, p = np.asarray(body), np.asarray(points)
+    return b.ndim == 1 and b.dtype.kind in "iu" and p.ndim == 2 and p.shape == (b.shape[0], 3)
+
+
+def _i64(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64)
 
 
 class ForceElement(Protocol):
@@ -65,8 +90,14 @@ def apply_point_forces(
 ) -> None:
     """Scatter point forces f_G (m, 3) acting at point_G (m, 3) on bodies ``body`` (m,) into sums.
 
-    Vectorised with ``np.add.at``; the moment is (point - centre of mass) x force.
+    The moment is (point - centre of mass) x force. A compiled loop (numba on), else ``np.add.at``.
     """
+    if (NUMBA_ENABLED and force_G.dtype == np.float64 and torque_G.dtype == np.float64
+            and _real(kin.p_G, point_G, f_G) and _rows(body, point_G) and _rows(body, f_G)):
+        from jointmodeller.core.mechanics.point_force_kernels import scatter_point_forces
+
+        scatter_point_forces(_f64(kin.p_G), _i64(body), _f64(point_G), _f64(f_G), force_G, torque_G)
+        return
     np.add.at(force_G, body, f_G)
     np.add.at(torque_G, body, np.cross(point_G - kin.p_G[body], f_G))
 
