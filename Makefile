@@ -16,9 +16,11 @@ typecheck:
 	scripts/setup.sh test && scripts/typecheck.sh
 
 # The tests without the slow and the GUI ones (markers in pyproject.toml), no lint, no wheel check,
-# spread over the machine's cores (pytest-xdist; tests are independent and write only to tmp_path).
+# spread over the machine's cores (pytest-xdist; tests are independent and write only to tmp_path),
+# with Python's bytecode and pytest's rewritten test modules cached in __pycache__ as a checkout
+# normally does (an environment that sets PYTHONDONTWRITEBYTECODE recompiles all of them every run).
 test-fast:
-	scripts/setup.sh test && .venv/bin/python -m pytest -q -m "not slow and not gui" -n auto
+	scripts/setup.sh test && env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest -q -m "not slow and not gui" -n auto
 
 # The numerical tests with numba built for a generic CPU and numpy's/OpenBLAS's wider SIMD paths off.
 test-generic:

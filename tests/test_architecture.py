@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -16,6 +18,7 @@ def test_import_contracts_hold():
     assert "broken" in out.stdout and "0 broken" in out.stdout
 
 
+@pytest.mark.slow
 def test_core_and_model_import_without_gui_libraries():
     """Importing the numerical core pulls in no Qt, VTK or SQLAlchemy module."""
     code = ("import sys, pkgutil, importlib, jointmodeller.core as c, jointmodeller.model\n"

@@ -65,6 +65,7 @@ def test_read_only_package_caches_kernels_in_the_user_cache_folder(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_nothing_writable_compiles_without_a_disk_cache(tmp_path):
     site = _read_only_install(tmp_path)
     home = tmp_path / "home"

@@ -74,6 +74,7 @@ def test_pin_joint_keeps_its_axis_and_tissues_act_through_it():
     np.testing.assert_allclose(R[:, 2, 2], 1.0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_ball_constraint_row_holds_a_point():
     ball = ConstraintSpec("hold", "ball", bodies=("ground", "lower"), points_L=((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
     project = two_bone_project(constraints=(ball,))

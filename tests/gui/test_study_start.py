@@ -11,6 +11,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from jointmodeller.app.live import LiveState, split_batch
 from jointmodeller.model.results import BodyPoses
@@ -38,6 +39,7 @@ def _recording_builders(monkeypatch, gate: threading.Event | None = None) -> lis
     return calls
 
 
+@pytest.mark.gui  # builds the main window
 def test_start_returns_before_the_system_is_built_which_happens_on_the_worker_thread(qtbot, window,
                                                                                     small_project, monkeypatch):
     gate = threading.Event()
@@ -64,6 +66,8 @@ def test_start_returns_before_the_system_is_built_which_happens_on_the_worker_th
     assert w.viewport.playback.received > 0
 
 
+@pytest.mark.gui  # builds the main window
+@pytest.mark.slow
 def test_an_app_study_in_its_own_process_builds_nothing_in_the_gui_process(qtbot, window, small_project,
                                                                         monkeypatch):
     calls = _recording_builders(monkeypatch)
@@ -106,6 +110,7 @@ def test_a_split_batch_takes_a_state_s_poses_only_when_they_are_read(monkeypatch
     assert split_batch({"time": 1.0}) == [{"time": 1.0}]  # a plain sample comes back alone
 
 
+@pytest.mark.gui  # builds the main window
 def test_the_running_status_imports_nothing_for_the_automatic_integrator(qtbot, window, small_project,
                                                                         monkeypatch):
     import jointmodeller.gui.study_control as sc

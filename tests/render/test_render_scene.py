@@ -135,6 +135,7 @@ def test_display_mesh_is_decimated_but_keeps_the_shape():
     assert np.abs(r - 0.02).max() < 0.02 * 0.02  # every drawn vertex within 2 % of the true surface
 
 
+@pytest.mark.slow
 def test_decimated_display_meshes_are_kept_on_disk_and_read_back_alike(tmp_path):
     """With a cache folder (the GUI's per-user cache) the decimation is done once per mesh: a later
     session reads the same points and triangles back; a damaged file is decimated and written again."""

@@ -149,6 +149,7 @@ def test_laxity_command_end_to_end_with_calibration(tmp_path, make_project):
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["calibration"]["success"]
 
 
+@pytest.mark.slow
 def test_stiffness_scale_for_a_target_laxity(project):
     from jointmodeller.app.calibration import stiffness_scale_for_laxity
 

@@ -33,6 +33,7 @@ def oracle_tolerance(error: np.ndarray, x: np.ndarray, h: float, f_h: np.ndarray
     return 2.0 * error[:, None] / (2.0 * h * x[None, :]) + np.abs(f_h - f_2h)
 
 
+@pytest.mark.slow
 def test_implicit_sensitivities_match_sensitivity_sweeps_on_the_synthetic_joint():
     """Stiffness and slack scales of both ligament groups, on the two-condyle joint with its analytic
     contact: dm/dp from the sweep's own solutions equals the difference quotient of warm-started

@@ -54,6 +54,7 @@ def random_case(rng: np.random.Generator, rotating: bool):
     return R, p, RelativeMotion(V_c - np.cross(omega, centre), omega)
 
 
+@pytest.mark.slow
 @needs_numba
 def test_grid_search_equals_exhaustive_on_1000_poses(knee):
     """Issue 5 acceptance: same first-contact pair and distance on 1,000 random relative poses."""

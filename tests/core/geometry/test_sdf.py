@@ -354,6 +354,7 @@ def test_real_mesh_value_and_sign_against_exact_queries(shared_meshes, name):
         assert np.allclose(field.value(q[far]), sq * field.band, rtol=0, atol=rounding(field))
 
 
+@pytest.mark.slow
 @needs_numba
 @pytest.mark.parametrize("name", REAL)
 def test_real_mesh_gradient_is_the_face_normal_away_from_edges(shared_meshes, name):

@@ -49,6 +49,7 @@ def test_polynomial_linear_constant_multiplier():
     np.testing.assert_allclose(sp.calc(1.3, 1), (sp(1.3 + h) - sp(1.3 - h)) / (2 * h), atol=1e-8)
 
 
+@pytest.mark.slow
 def test_plain_python_fallback_gives_the_compiled_results():
     """Run the kernels with numba switched off (JOINTMODELLER_NUMBA=0) and compare."""
     from jointmodeller.core.multibody.examples import random_chain

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def test_mangled_characters(edits):
     _load("".join(text))
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["0 0", "a b c", "", "1 2 3 4 5 6 7", "-0 0 0", "1e-300 0 0", "0 0 0"]),
        st.sampled_from(["mass_center", "inertia", "axis", "location", "translation", "range", "radius",

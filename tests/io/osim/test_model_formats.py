@@ -25,6 +25,7 @@ def _models(shared_models: Path) -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 def test_every_shared_model_imports(shared_models):
     """Acceptance of issue 16: every .osim in ../shared/models imports; each body that has a joint in
     the file gets one, and the import report lists nothing as an unreadable joint."""

@@ -50,6 +50,7 @@ def test_unobstructed_path_is_the_exact_straight_line(cylinder_50k):
     assert (path.body[1:-1] == FREE).all() and path.segments[0].length == pytest.approx(path.length)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("h_over_r", [0.5, 1.0, 2.0, 4.0])
 def test_cylinder_helix_geodesic(cylinder_50k, h_over_r, record_property):
     mesh, ob = cylinder_50k

@@ -18,6 +18,7 @@ from jointmodeller.core.mechanics.wrapped_tissue import TissuePath, WrappedTissu
 from tests.core.geometry.wrapping.wrap_helpers import RADIUS
 
 
+@pytest.mark.slow
 def test_pulley_wound_by_a_wrapped_spring_conserves_energy(cylinder_50k):
     """A pulley (body 1) turning about z, pulled by a spring wrapped round it from a ground point.
 
