@@ -29,32 +29,6 @@ def no_vsync_wait() -> None:
         QSurfaceFormat.setDefaultFormat(fmt)
 
 
-def view_surface_format() -> None:
-    """Install, before the main window is created, the OpenGL surface format pyvistaqt's widget will
-    install when the 3D view is made (pyvistaqt.rwi._default_format, VTK's QVTKRenderWindowAdapter
-    default: desktop OpenGL 3.2 core, double-buffered, 8-bit channels and depth, no multisampling),
-    swapping without waiting for a vertical blank. pyvistaqt needs its format to be the default before
-    the top-level window exists (else the view can composite black on Wayland); with the view made
-    after the window is shown (progressive start-up), the window would otherwise get Qt's default
-    format, whose vsync-waiting swap made each live frame ~10 ms slower on software GL/Xvfb."""
-    from PySide6.QtGui import QSurfaceFormat
-
-    fmt = QSurfaceFormat()
-    fmt.setRenderableType(QSurfaceFormat.RenderableType.OpenGL)
-    fmt.setProfile(QSurfaceFormat.OpenGLContextProfile.CoreProfile)
-    fmt.setVersion(3, 2)
-    fmt.setSwapBehavior(QSurfaceFormat.SwapBehavior.DoubleBuffer)
-    fmt.setRedBufferSize(8)
-    fmt.setGreenBufferSize(8)
-    fmt.setBlueBufferSize(8)
-    fmt.setDepthBufferSize(8)
-    fmt.setAlphaBufferSize(8)
-    fmt.setStencilBufferSize(0)
-    fmt.setSamples(0)
-    fmt.setSwapInterval(0)
-    QSurfaceFormat.setDefaultFormat(fmt)
-
-
 def fast_pyside_feature_check() -> None:
     """PySide6 asks of every module imported after it whether its source mentions "PySide6" (for its
     ``__feature__`` switches, PYSIDE-2029), through ``inspect.getsource``: linecache and tokenizing,
@@ -142,71 +116,7 @@ def qt_interactor_class():
                 gc.enable()
     from pyvistaqt import QtInteractor
 
-    _no_vsync_in_pyvistaqt_format()
     return QtInteractor
-
-
-def _no_vsync_in_pyvistaqt_format() -> None:
-    """pyvistaqt's widget installs its surface format as the default when it is made
-    (``pyvistaqt.rwi._default_format``) and its own native window takes that format: with the view
-    made after the main window is shown, that window would be created swapping with vsync (~20–30 ms
-    more per live frame on software GL/Xvfb than the window made at the first show, after
-    :func:`no_vsync_wait`). The same format with a swap interval of 0 is installed instead; left alone
-    when pyvistaqt has no such function (another version)."""
-    rwi = sys.modules.get("pyvistaqt.rwi")
-    original = getattr(rwi, "_default_format", None)
-    if original is None or getattr(original, "jm_no_vsync", False):
-        return
-
-    def default_format():
-        fmt = original()
-        fmt.setSwapInterval(0)
-        return fmt
-
-    default_format.jm_no_vsync = True  # type: ignore[attr-defined]
-    rwi._default_format = default_format
-
-
-VIEW_MODULES = ("jointmodeller.render.scene", "vtkmodules.vtkRenderingCore", "vtkmodules.vtkInteractionStyle")
-"""What the 3D view needs besides pyvistaqt: the scene (pyvista's core) and the VTK classes of picking."""
-
-
-def import_view_modules() -> None:
-    """Import what making the 3D view needs (pyvistaqt, pyvista, VTK's rendering, the scene): ~1–1.5 s,
-    run in a background thread while the main window is already shown (:class:`ViewImport`); Python's
-    import locks make a use meanwhile wait for a module instead of importing it twice."""
-    qt_interactor_class()
-    for name in VIEW_MODULES:
-        importlib.import_module(name)
-
-
-class ViewImport:
-    """:func:`import_view_modules` in a background thread: ``start()`` once, ``done()`` polled by the GUI
-    thread, ``error`` what it raised (the GUI thread then imports them itself and meets the error
-    where it can say it)."""
-
-    def __init__(self) -> None:
-        self.thread: threading.Thread | None = None
-        self.error: BaseException | None = None
-
-    def start(self) -> None:
-        if self.thread is not None:
-            return
-
-        def run() -> None:
-            try:
-                import_view_modules()
-            except BaseException as exc:  # noqa: BLE001 - met again where the view is made
-                self.error = exc
-
-        self.thread = threading.Thread(target=run, name="jointmodeller-view-import", daemon=True)
-        self.thread.start()
-
-    def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
-
-    def done(self) -> bool:
-        return self.thread is not None and not self.thread.is_alive()
 
 
 class _DeferredModule(types.ModuleType):
@@ -261,5 +171,5 @@ def defer_module(name: str) -> None:
         setattr(sys.modules[parent], child, stand_in)  # as an import would (replaced by the real one)
 
 
-__all__ = ["VIEW_MODULES", "ViewImport", "defer_module", "fast_pyside_feature_check", "fast_vtk_module_lookup",
-           "import_view_modules", "no_vsync_wait", "qt_interactor_class", "view_surface_format"]
+__all__ = ["defer_module", "fast_pyside_feature_check", "fast_vtk_module_lookup", "no_vsync_wait",
+           "qt_interactor_class"]

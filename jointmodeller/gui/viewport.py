@@ -1,16 +1,8 @@
-"""The 3D viewport: a pyvistaqt interactor showing the project's scene, live states of a running
-study drawn at a steady pace, stored frames, camera presets and screenshots. What the mouse does in it,
-by mode (selecting, placing tissues and loads, measuring, dragging), is its ``picking``
-(:class:`jointmodeller.gui.pick_tools.PickTools`).
-
-Progressive start-up (issue 18): the viewport is made without its 3D view, showing a light placeholder
-("Preparing the 3D view…"). Once the window has been painted, pyvistaqt, pyvista and VTK's rendering
-are imported in a background thread (:class:`jointmodeller.gui.interactor.ViewImport`) while the window
-is usable, and then the interactor is made on the GUI thread and the project drawn into it
-(:meth:`Viewport.ensure_view`; ``viewReady`` says so). What is asked of the view meanwhile is kept and
-applied then: the project and frame to show, a camera preset, the body axes, the selection, the
-picking mode, live states. Anything that needs the view itself (``plotter``, ``scene``, picking a
-display position, screenshots) makes it at once, waiting for the imports."""
+"""The 3D viewport: a pyvistaqt interactor showing the project's scene (its import put off until the
+first view: :mod:`jointmodeller.gui.interactor`), live states of a running study drawn at a steady
+pace, stored frames, camera presets and screenshots. What the mouse does in it, by mode (selecting,
+placing tissues and loads, measuring, dragging), is its ``picking``
+(:class:`jointmodeller.gui.pick_tools.PickTools`)."""
 
 from __future__ import annotations
 
@@ -21,13 +13,14 @@ from typing import Callable
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
+from vtkmodules.vtkRenderingCore import vtkCellPicker
 
-from jointmodeller.gui.interactor import no_vsync_wait, qt_interactor_class, view_surface_format
+from jointmodeller.gui.interactor import no_vsync_wait, qt_interactor_class
 from jointmodeller.gui.pick_tools import PickTools
 from jointmodeller.gui.playback import Playback
-from jointmodeller.gui.view_maker import ViewMaker
 from jointmodeller.model.specs import Project
-from jointmodeller.render.scene_frame import SceneFrame
+from jointmodeller.render.scene import JointScene, SceneFrame
+from jointmodeller.render.scene_diff import actor_input
 
 LIVE_FPS = 60.0
 """Upper bound of redraws per second during a live run (states in between are dropped)."""
@@ -39,8 +32,6 @@ PAINT_TIMEOUT_S = 0.5
 LIVE_PLAY_HZ = 90.0
 """Streamed states are played at most this fast (the study streams 90 a second; the viewport shows
 what it can of them, at most LIVE_FPS, skipping the rest)."""
-LIVE_DETAIL_POLL_MS = 50
-"""How often the GUI thread looks whether the live runs' coarse meshes are made."""
 LIVE_MAX_LAG_S = 5.0
 """Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
 
@@ -70,37 +61,28 @@ def closed_outward(poly) -> bool:
 
 class Viewport(QWidget):
     """pyvistaqt view of the scene: the project's bones and tissues, a stored run's frames and the
-    live states of a running study; ``picking`` says what the mouse does in it. The view itself is
-    made after the window is shown (:meth:`start_view`) or when first needed (:meth:`ensure_view`)."""
+    live states of a running study; ``picking`` says what the mouse does in it."""
 
     liveFrameShown = Signal(float)
     """A streamed live state was drawn (its simulated time)."""
-    windowPainted = Signal()
-    """The placeholder was painted (the main window is on screen, with the panels around it)."""
-    viewReady = Signal()
-    """The 3D view was made and its first frame of the project rendered."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        if not self.window().isVisible():  # the view's GL format, before its window is created
-            view_surface_format()
-        self._plotter = None
-        self._scene = None
-        self._picker = None
-        self.live_detail = None
-        """The bones' level of detail (render.live_detail.LiveDetail: coarse while live states play)."""
-        self._preparing_detail = False
-        self.display_cache = None
-        """Folder where decimated bone meshes are kept between sessions (given to the scene when made)."""
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._maker = ViewMaker(self)
-        """The placeholder and the background import of the view's modules."""
-        self._making = False
-        self._closed = False
+        QtInteractor = qt_interactor_class()
+        # one sample per pixel: 8× MSAA (pyvista's default) costs ~5× per frame on software GL
+        self.plotter = QtInteractor(self, auto_update=False, multi_samples=1)
+        no_vsync_wait()
+        # its own native window: a frame then recomposes only the 3D view, not the whole main window
+        # (on software GL the compose of a 1200×800 window costs more than drawing the demo)
+        self.plotter.setAttribute(Qt.WA_NativeWindow)
+        self.plotter.disable_anti_aliasing()
+        self.scene = JointScene(self.plotter)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plotter.interactor)
         self.project: Project | None = None
-        self._wanted: dict = {}
-        """What was asked of the view before it existed: frame, camera, axes, selection."""
+        self._picker = vtkCellPicker()
+        self._picker.SetTolerance(0.0005)
         self._pending: SceneFrame | None = None
         self.playback = Playback(rate_hz=LIVE_PLAY_HZ, max_lag_s=LIVE_MAX_LAG_S)
         """Streamed live states waiting to be drawn (each at most once)."""
@@ -115,144 +97,33 @@ class Viewport(QWidget):
         self._timer = QTimer(self)  # single shot, set for when the next live frame may be drawn
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._draw_pending)
+        self.plotter.frameSwapped.connect(self._frame_shown)
         self.incremental = True
         """An edit of the shown project updates only the actors it touched; False: every change
         rebuilds the whole scene (the ``gui.edit_redraw_ms`` benchmark's baseline)."""
         self.picking = PickTools(self)
         """Selecting, placing, measuring and dragging with the mouse (the mode and the picks so far)."""
 
-    # ------------------------------------------------------------------ the 3D view, made after the window
-    @property
-    def has_view(self) -> bool:
-        """Whether the 3D view (pyvistaqt interactor and scene) exists yet."""
-        return self._plotter is not None
-
-    @property
-    def plotter(self):
-        """The pyvistaqt interactor (made now, waiting for its imports, if it does not exist yet)."""
-        self.ensure_view()
-        return self._plotter
-
-    @property
-    def scene(self):
-        """The :class:`~jointmodeller.render.scene.JointScene` (made with the view, as ``plotter``)."""
-        self.ensure_view()
-        return self._scene
-
-    def start_view(self) -> None:
-        """Begin making the 3D view without blocking: its modules are imported in a background thread,
-        then :meth:`ensure_view` runs on the GUI thread (:class:`ViewMaker`)."""
-        if self._plotter is None and not self._closed:
-            self._maker.start()
-
-    def view_preparing(self) -> bool:
-        """Whether the view's modules are being imported in the background now."""
-        return self._maker.preparing()
-
-    def ensure_view(self) -> None:
-        """Make the 3D view now if it does not exist (importing what it needs on this thread, or
-        waiting for the background import), show the project asked for meanwhile and render it."""
-        if self._plotter is not None or self._making:
-            return
-        self._making = True
-        try:
-            self._make_view()
-        finally:
-            self._making = False
-        self._maker.stop()
-        self.viewReady.emit()
-
-    def _make_view(self) -> None:
-        from vtkmodules.vtkRenderingCore import vtkCellPicker
-
-        from jointmodeller.render.live_detail import LiveDetail
-        from jointmodeller.render.scene import JointScene
-
-        QtInteractor = qt_interactor_class()
-        # one sample per pixel: 8× MSAA (pyvista's default) costs ~5× per frame on software GL
-        plotter = QtInteractor(self, auto_update=False, multi_samples=1)
-        no_vsync_wait()
-        # its own native window: a frame then recomposes only the 3D view, not the whole main window
-        # (on software GL the compose of a 1200×800 window costs more than drawing the demo)
-        plotter.setAttribute(Qt.WA_NativeWindow)
-        plotter.disable_anti_aliasing()
-        scene = JointScene(plotter)
-        scene.display_cache = self.display_cache
-        self._picker = vtkCellPicker()
-        self._picker.SetTolerance(0.0005)
-        self._plotter, self._scene = plotter, scene
-        self.live_detail = LiveDetail(scene)
-        self._maker.remove_placeholder(self._layout)
-        self._layout.addWidget(plotter.interactor)
-        if self.isVisible():  # shown and sized now (a layout would show it at the next event-loop turn)
-            plotter.interactor.show()
-            self._layout.activate()
-        plotter.frameSwapped.connect(self._frame_shown)
-        self.picking.attach()
-        wanted, self._wanted = self._wanted, {}
-        if "axes" in wanted:
-            scene.show_axes = wanted["axes"]
-        if self.project is not None:
-            project, self.project = self.project, None
-            self.show_project(project, wanted.get("frame"), reset_camera=True)
-            if "select" in wanted:
-                scene.select(*wanted["select"], render=False)
-            if "camera" in wanted:
-                scene.camera_preset(wanted["camera"], render=False)
-            if "select" in wanted or "camera" in wanted:
-                plotter.render()
-        else:
-            plotter.render()
-        if self._pending is not None or len(self.playback):
-            self._schedule(0.0)
-
-    def set_axes_visible(self, visible: bool) -> None:
-        """Show or hide the bones' principal axes (kept until the view exists)."""
-        if self._plotter is None:
-            self._wanted["axes"] = bool(visible)
-        else:
-            self._scene.set_axes_visible(visible)
-
-    def select(self, section: str | None, index: int | None, render: bool = True) -> None:
-        """Highlight a mass or an attachment (None clears; kept until the view exists)."""
-        if self._plotter is None:
-            self._wanted["select"] = (section, index)
-        else:
-            self._scene.select(section, index, render=render)
-
     # ------------------------------------------------------------------ content
     def show_project(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
         """Show a project: another one (none shown before, ``reset_camera``, or ``incremental`` off)
         is built anew, meshes uploaded once here; an edit of the one shown updates only the actors of
-        the rows it changed (:meth:`JointScene.update`). Before the view exists, the project (and
-        frame) are kept and drawn when it is made."""
-        if self._plotter is None:
-            self.project = project
-            if frame is not None:
-                self._wanted["frame"] = frame
-            return
-        from jointmodeller.render.scene_diff import actor_input
-
+        the rows it changed (:meth:`JointScene.update`)."""
         first = self.project is None
         self.project = project
-        if first or reset_camera or not self.incremental or self._scene.project is None:
-            self._scene.build(project, frame or self._scene.frame, reset_camera=reset_camera or first)
-            new_meshes = list(self._scene.mass_actors.values())
+        if first or reset_camera or not self.incremental or self.scene.project is None:
+            self.scene.build(project, frame or self.scene.frame, reset_camera=reset_camera or first)
+            new_meshes = list(self.scene.mass_actors.values())
         else:
-            new_meshes = self._scene.update(project, frame).new_meshes
+            new_meshes = self.scene.update(project, frame).new_meshes
         for actor in new_meshes:  # back faces of a closed bone are never seen
             actor.prop.backface_culling = closed_outward(actor_input(actor))
-        self._plotter.render()
+        self.plotter.render()
 
     def show_frame(self, frame: SceneFrame, now: bool = False) -> None:
         """Draw a frame now, or queue it (the live timer draws the latest one, at most LIVE_FPS a
         second); either way the live queue is emptied (this frame replaces what it held)."""
         self.playback.clear()
-        if self._plotter is None:  # drawn when the view is made
-            self._pending = None
-            self._awaiting = None
-            self._wanted["frame"] = frame
-            return
         if now:
             self._pending = None
             self._awaiting = None
@@ -263,39 +134,9 @@ class Viewport(QWidget):
             self._pending = frame
             self._schedule(0.0)
 
-    def prepare_live_detail(self) -> None:
-        """Make the bones' coarse meshes for live runs (:mod:`jointmodeller.render.live_detail`) in a
-        background thread (a study is starting: its first states come later); once they are made,
-        a live run in progress draws with them."""
-        if self._preparing_detail or self.live_detail is None:
-            return
-        thread = self.live_detail.prepare()
-        if thread is None:
-            return
-        self._preparing_detail = True
-
-        def check() -> None:
-            if thread.is_alive() and not self._closed:
-                QTimer.singleShot(LIVE_DETAIL_POLL_MS, self, check)
-                return
-            self._preparing_detail = False
-            if self.live_detail is not None and self.live_detail.live:
-                self.live_detail.set_live(True)  # the meshes made since the run began
-
-        QTimer.singleShot(LIVE_DETAIL_POLL_MS, self, check)
-
-    def end_live(self) -> None:
-        """A live run ended: the bones at full detail again (drawn with the next frame shown)."""
-        if self.live_detail is not None and self.live_detail.live:
-            self.live_detail.set_live(False)
-            self._plotter.update()
-
     def queue_live(self, states: list, to_frame: Callable[[object], SceneFrame | None]) -> None:
         """Queue streamed live states (oldest first); the live timer draws them at a steady rate,
-        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted).
-        While they play, the bones are drawn coarse (:meth:`prepare_live_detail`)."""
-        if self.live_detail is not None:
-            self.live_detail.set_live(True)
+        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted)."""
         self._to_frame = to_frame
         self.playback.push(states)
         if self._awaiting is None and not self._timer.isActive():
@@ -309,8 +150,6 @@ class Viewport(QWidget):
     def _draw_pending(self) -> None:
         """Live timer: hand the newest due state to the widget (one VTK render, in its paint); the
         frame counts when the window has shown it (:meth:`_frame_shown`)."""
-        if self._plotter is None:  # the view is being made: it schedules this when it is there
-            return
         now = time.perf_counter()
         if self._awaiting is not None:
             if now - self._awaiting[0] < PAINT_TIMEOUT_S:
@@ -360,17 +199,10 @@ class Viewport(QWidget):
             self._timer.stop()
 
     def current_poses(self) -> dict:
-        if self._plotter is None:
-            frame = self._wanted.get("frame")
-            return frame.poses if frame is not None else {}
-        return self._scene.frame.poses
+        return self.scene.frame.poses
 
     def camera_preset(self, name: str) -> None:
-        """Look from an anatomical direction (kept until the view exists)."""
-        if self._plotter is None:
-            self._wanted["camera"] = name
-        else:
-            self._scene.camera_preset(name)
+        self.scene.camera_preset(name)
 
     def screenshot(self, path: str) -> np.ndarray:
         self.plotter.render()
@@ -387,8 +219,7 @@ class Viewport(QWidget):
 
     def pick_display(self, x: float, y: float) -> tuple[str, np.ndarray] | None:
         """The bone under a display position and the picked point on it in G, or None."""
-        renderer = self.plotter.renderer  # makes the view (and the picker) if need be
-        if self._picker.Pick(x, y, 0.0, renderer) == 0:
+        if self._picker.Pick(x, y, 0.0, self.plotter.renderer) == 0:
             return None
         actor = self._picker.GetActor()
         name = self.scene.mass_of_actor(actor)
@@ -405,12 +236,12 @@ class Viewport(QWidget):
         return w[:3] / w[3] if w[3] not in (0.0, 1.0) else w[:3]
 
     def close(self) -> bool:
-        self._closed = True
         self._timer.stop()
-        self._maker.stop()
-        if self._plotter is not None:  # a view never made is not made to be closed
-            try:
-                self._plotter.close()
-            except Exception:  # pragma: no cover - VTK teardown differences between versions
-                pass
+        try:
+            self.plotter.close()
+        except Exception:  # pragma: no cover - VTK teardown differences between versions
+            pass
         return super().close()
+
+
+__all__ = ["LIVE_FPS", "Viewport"]
