@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from jointmodeller.io.atomic_npz import save_npz_atomically
 from jointmodeller.model.codec import parse_json, row_from_data, row_to_data
 from jointmodeller.model.errors import JointModellerError, ProjectFileError
 from jointmodeller.model.mesh import MeshData
@@ -61,18 +61,7 @@ def save_snapshot(path: str | os.PathLike, project: Project) -> Path:
     arrays["format"] = np.array(FORMAT_NAME)
     arrays["version"] = np.array(FORMAT_VERSION, np.int64)
     arrays["project"] = np.array(text)
-    fd, tmp = tempfile.mkstemp(prefix=path.stem[:16] + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return save_npz_atomically(path, arrays)
 
 
 def load_snapshot(path: str | os.PathLike) -> Project:

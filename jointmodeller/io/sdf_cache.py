@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from jointmodeller.core.geometry.sdf import (
     SignedDistanceField,
     default_spacing,
 )
+from jointmodeller.io.atomic_npz import save_npz_atomically
 
 ENV_VAR = "JOINTMODELLER_CACHE"
 SUBFOLDER = "sdf"
@@ -78,18 +78,7 @@ def save_field(sdf: SignedDistanceField, path: str | Path, key: str) -> Path:
     arrays["cache_version"] = np.array(CACHE_VERSION, np.int64)
     arrays["format_version"] = np.array(FORMAT_VERSION, np.int64)
     arrays["digest"] = np.array(sdf.digest())
-    fd, tmp = tempfile.mkstemp(prefix=path.stem[:16] + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return save_npz_atomically(path, arrays)
 
 
 def load_field(path: str | Path, key: str) -> SignedDistanceField:
