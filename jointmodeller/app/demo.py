@@ -16,12 +16,6 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jointmodeller.app.demo_cache import (  # noqa: F401  (served here too; the cache lives in app.demo_cache)
-    cached_demo_project,
-    demo_cache_dir,
-    demo_cache_file,
-    demo_project,
-)
 from jointmodeller.core.geometry.mass_properties import mesh_mass_properties
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.io import mesh_demo

@@ -1,4 +1,4 @@
-"""A project as one ``.npz`` file for caches (the built demo: :func:`jointmodeller.app.demo.cached_demo_project`):
+"""A project as one ``.npz`` file for caches (the built demo: :func:`jointmodeller.app.demo_cache.cached_demo_project`):
 its rows as the strict codec's plain data (JSON text), its meshes as arrays. Reading it needs neither
 SQLAlchemy nor Alembic, which the project file (:mod:`jointmodeller.persistence`) needs, so the GUI
 shows the demo before it imports them (issue 18: ~0.8–1.3 s of every start). Not a file users keep or
