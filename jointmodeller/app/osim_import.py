@@ -11,6 +11,7 @@ from typing import Sequence
 
 from jointmodeller.io.osim import OsimError, load_osim
 from jointmodeller.io.osim_report import ImportReport
+from jointmodeller.model.errors import ValidationError
 from jointmodeller.model.specs import Project
 from jointmodeller.model.validation import validate_project
 
@@ -21,10 +22,15 @@ def import_osim(model_path: str | Path, search_paths: Sequence[str | Path] = ())
     """Read ``model_path`` into a validated Project plus the ImportReport.
 
     search_paths: extra folders holding mesh files (besides the model's folder and its Geometry/).
-    Raises OsimError (file and line named) for a file that is not a readable OpenSim model.
+    Raises OsimError (file and line named) for a file that is not a readable OpenSim model, and
+    (file and field named) for a readable one whose values no project may hold, such as a gravity of
+    9081 m/s² (what the importer cannot leave out and report, as it does bad springs or wrap objects).
     """
     project, report = load_osim(model_path, search_paths)
-    validate_project(project)
+    try:
+        validate_project(project)
+    except ValidationError as exc:
+        raise OsimError(f"{model_path}: the model's values are outside what a project may hold: {exc}") from None
     return project, report
 
 

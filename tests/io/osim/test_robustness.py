@@ -406,6 +406,17 @@ def test_values_the_project_rejects_leave_the_component_out(tmp_path, old, new, 
     assert component not in {a.name for a in project.attachments} | {w.name for w in project.wrap_objects}
 
 
+def test_a_model_value_no_project_may_hold_is_an_import_error_naming_file_and_field(tmp_path):
+    """Found by the fuzz suite (test_mangled_characters turned "-9.81" into "-9081"): a gravity the
+    importer cannot leave out escaped as a bare ValidationError without the file's name."""
+    path = tmp_path / "heavy.osim"
+    path.write_text(SYNTHETIC.replace("<gravity>0 0 -9.81</gravity>", "<gravity>0 0 -9081</gravity>"))
+    with pytest.raises(OsimError) as info:
+        import_osim(path)
+    message = str(info.value)
+    assert str(path) in message and "gravity_G" in message and "9081" in message
+
+
 def test_a_pose_that_cannot_be_computed_is_one_line_naming_the_body(synthetic, monkeypatch):
     """Found by the fuzz suite (osim_numbers_043/044 under load): a body whose default pose came out
     non-finite reached scipy's SVD and ended in a LinAlgError traceback. Any such pose is now an
