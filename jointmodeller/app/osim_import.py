@@ -30,7 +30,8 @@ def import_osim(model_path: str | Path, search_paths: Sequence[str | Path] = ())
     try:
         validate_project(project)
     except ValidationError as exc:
-        raise OsimError(f"{model_path}: the model's values are outside what a project may hold: {exc}") from None
+        raise OsimError(f"{model_path}: the model's values are outside what a project may hold: "
+                        f"{_one_line(exc.problems)}") from None
     return project, report
 
 
@@ -69,3 +70,11 @@ def import_summary(report: ImportReport, project_path: str | Path) -> str:
 def wrap_ranges(report: ImportReport) -> dict[str, list[tuple[int, int]]]:
     """Attachment name -> each wrap object's 1-based point range, for the muscle-path study."""
     return {name: [(w.start, w.end) for w in wraps] for name, wraps in report.path_wraps.items()}
+
+
+def _one_line(problems: Sequence[object], shown: int = 3) -> str:
+    """The first few problems joined on one line (an import error is one line, like every other
+    OsimError), with how many more there are."""
+    text = "; ".join(str(p) for p in problems[:shown])
+    more = len(problems) - shown
+    return text + (f"; and {more} more" if more > 0 else "")

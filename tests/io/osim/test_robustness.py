@@ -415,6 +415,7 @@ def test_a_model_value_no_project_may_hold_is_an_import_error_naming_file_and_fi
         import_osim(path)
     message = str(info.value)
     assert str(path) in message and "gravity_G" in message and "9081" in message
+    assert len(message.splitlines()) == 1, "an import error is one line, like every other OsimError"
 
 
 def test_a_pose_that_cannot_be_computed_is_one_line_naming_the_body(synthetic, monkeypatch):
