@@ -320,9 +320,11 @@ def _contact_sheet(i: int, mass, mesh_B) -> tuple[np.ndarray, np.ndarray]:
     """Contact surface of mass i in its body frame: the articular sheet of its cartilage layer on its
     bone, else its bone mesh."""
     from jointmodeller.core.geometry.articular import articular_surface
+    from jointmodeller.io.articular_cache import cached_articular_face_mask
 
     if mass.cartilage is None:
         return mesh_B(i, mass.mesh), mass.mesh.faces
     bone = mass.mesh
     return articular_surface(mesh_B(i, mass.cartilage), mass.cartilage.faces,
-                             None if bone is None else mesh_B(i, bone), None if bone is None else bone.faces)
+                             None if bone is None else mesh_B(i, bone), None if bone is None else bone.faces,
+                             face_mask=cached_articular_face_mask)

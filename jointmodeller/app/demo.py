@@ -9,7 +9,6 @@ and its initial orientation is the identity.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,9 +105,9 @@ LEVER_M = 0.30
 
 def cache_dir() -> Path:
     """Where generated meshes go when the repo assets are absent or for the high-res variant."""
-    root = os.environ.get("JOINTMODELLER_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "jointmodeller")
-    return Path(root) / "meshes"
+    from jointmodeller.io.user_cache import cache_root
+
+    return cache_root() / "meshes"
 
 
 def demo_mesh_paths(high_res: bool = False) -> dict[str, Path]:

@@ -17,7 +17,6 @@ fields are built once per mesh and read back when the project opens again.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,8 +30,8 @@ from jointmodeller.core.geometry.sdf import (
     default_spacing,
 )
 from jointmodeller.io.atomic_npz import save_npz_atomically
+from jointmodeller.io.user_cache import cache_root
 
-ENV_VAR = "JOINTMODELLER_CACHE"
 SUBFOLDER = "sdf"
 _TAG = b"jointmodeller-sdf-cache"
 #: version of the file layout around the field's arrays (key, format, digest)
@@ -41,9 +40,7 @@ CACHE_VERSION = 1
 
 def cache_dir() -> Path:
     """The folder of cached fields (not created here)."""
-    root = os.environ.get(ENV_VAR) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "jointmodeller")
-    return Path(root) / SUBFOLDER
+    return cache_root() / SUBFOLDER
 
 
 def resolved_spacing(vertices: np.ndarray, faces: np.ndarray, spacing: float | None) -> float:

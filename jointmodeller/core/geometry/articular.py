@@ -12,6 +12,8 @@ beneath them leaves one smooth sheet per layer, the surface the contact springs 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
@@ -54,13 +56,16 @@ def submesh(vertices: np.ndarray, faces: np.ndarray, face_mask: np.ndarray) -> t
 
 def articular_surface(cartilage_vertices: np.ndarray, cartilage_faces: np.ndarray,
                       bone_vertices: np.ndarray | None, bone_faces: np.ndarray | None,
-                      min_cos: float = ARTICULAR_COS) -> tuple[np.ndarray, np.ndarray]:
+                      min_cos: float = ARTICULAR_COS,
+                      face_mask: Callable[..., np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The articular sheet (vertices, faces) of a cartilage layer on its bone; the mesh unchanged when
     there is no bone mesh or the selection would leave nothing (an already open articular surface
-    keeps almost all its faces)."""
+    keeps almost all its faces). face_mask: what computes the mask, with
+    :func:`articular_face_mask`'s arguments (default: that function; the app passes its disk cache)."""
     if bone_vertices is None or bone_faces is None or len(bone_faces) == 0:
         return cartilage_vertices, cartilage_faces
-    mask = articular_face_mask(cartilage_vertices, cartilage_faces, bone_vertices, bone_faces, min_cos)
+    mask = (face_mask or articular_face_mask)(cartilage_vertices, cartilage_faces, bone_vertices, bone_faces,
+                                              min_cos)
     if not mask.any():
         return cartilage_vertices, cartilage_faces
     return submesh(cartilage_vertices, cartilage_faces, mask)

@@ -59,6 +59,28 @@ def edge_keys(edges: np.ndarray) -> np.ndarray:
     return e[:, 0] * n + e[:, 1]
 
 
+def edge_use_counts(faces: np.ndarray) -> np.ndarray:
+    """(3, m): how many faces share each face's edges (0–1, 1–2, 2–0)."""
+    f = np.asarray(faces, np.int64)
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    _, inverse, counts = np.unique(edge_keys(edges), return_inverse=True, return_counts=True)
+    return counts[inverse.reshape(-1)].reshape(3, len(f))
+
+
+def is_closed(faces: np.ndarray) -> bool:
+    """True when every edge of the triangle mesh is shared by exactly two faces (no boundary)."""
+    if len(faces) == 0:
+        return False
+    return bool(np.all(edge_use_counts(faces) == 2))
+
+
+def boundary_faces(faces: np.ndarray) -> np.ndarray:
+    """(m,) bool: faces with an edge no other face shares (the rim of an open sheet)."""
+    if len(faces) == 0:
+        return np.zeros(0, dtype=bool)
+    return (edge_use_counts(faces) == 1).any(axis=0)
+
+
 def surface_report(faces: np.ndarray, n_vertices: int | None = None) -> SurfaceReport:
     """Count boundary, non-manifold and inconsistently wound edges of faces (m, 3)."""
     f = np.asarray(faces, dtype=np.int64)

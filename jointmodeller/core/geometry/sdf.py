@@ -54,6 +54,7 @@ import numpy as np
 
 from jointmodeller.core._jit import kernel as _compiled_kernel
 from jointmodeller.core._jit import numba_enabled
+from jointmodeller.core.geometry.mesh_checks import edge_keys, is_closed
 
 #: nodes per block edge (blocks of BLOCK³ nodes are kept or left out together); a power of two
 BLOCK = 8
@@ -101,7 +102,7 @@ def pseudo_normals(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray,
     f = np.asarray(faces, np.int64)
     fn, _ = _face_normals(v, f)
     sides = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-    _, inverse = np.unique(np.sort(sides, axis=1), axis=0, return_inverse=True)
+    _, inverse = np.unique(edge_keys(np.sort(sides, axis=1)), return_inverse=True)
     inverse = inverse.reshape(-1)
     face_edges = inverse.reshape(3, len(f)).T.copy()
     edge_n = np.zeros((int(inverse.max()) + 1 if len(inverse) else 0, 3))
@@ -628,7 +629,7 @@ class SignedDistanceField:
         values = (sgn * np.where(known, np.sqrt(np.minimum(d2, w * w)), w)).astype(np.float32)
         _kernel(_block_fill_kernel, use_numba)(table, values)
 
-        closed = _is_closed(f[ok])
+        closed = is_closed(f[ok])
         return cls(origin, h, w, dims, table, values, closed)
 
     # ---- queries ----
@@ -832,13 +833,3 @@ class Projection:
     normal: np.ndarray
     distance: np.ndarray
     converged: np.ndarray
-
-
-def _is_closed(faces: np.ndarray) -> bool:
-    """Every edge shared by exactly two faces."""
-    if len(faces) == 0:
-        return False
-    f = np.asarray(faces, np.int64)
-    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
-    _, counts = np.unique(edges, axis=0, return_counts=True)
-    return bool(np.all(counts == 2))

@@ -41,6 +41,7 @@ from jointmodeller.core.geometry.collision import (
     relative_pose_B,
 )
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley, smoothstep
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
@@ -65,28 +66,6 @@ BEDS = ("a", "b", "both")
 #: a face of the other surface counts for a bed vertex only when its normal · the vertex normal is
 #: below −FACING_COS (see SurfaceProximity.closest)
 FACING_COS = 0.0
-
-
-def _edge_use_counts(faces: np.ndarray) -> np.ndarray:
-    """(3, m): how many faces share each face's edges (0–1, 1–2, 2–0)."""
-    f = np.asarray(faces, np.int64)
-    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
-    _, inverse, counts = np.unique(edges, axis=0, return_inverse=True, return_counts=True)
-    return counts[inverse.reshape(-1)].reshape(3, len(f))
-
-
-def is_closed(faces: np.ndarray) -> bool:
-    """True when every edge of the triangle mesh is shared by exactly two faces (no boundary)."""
-    if len(faces) == 0:
-        return False
-    return bool(np.all(_edge_use_counts(faces) == 2))
-
-
-def boundary_faces(faces: np.ndarray) -> np.ndarray:
-    """(m,) bool: faces with an edge no other face shares (the rim of an open sheet)."""
-    if len(faces) == 0:
-        return np.zeros(0, dtype=bool)
-    return (_edge_use_counts(faces) == 1).any(axis=0)
 
 
 def contact_field_spacing(vertices_B: np.ndarray, faces: np.ndarray) -> float:

@@ -11,6 +11,7 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
+from jointmodeller.core.geometry.mesh_checks import edge_keys
 from jointmodeller.core.geometry.sdf import SignedDistanceField
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.core.geometry.wrapping import _kernels
@@ -44,9 +45,9 @@ class MeshObstacle:
         self.is_closed = bool(mesh.is_watertight)
         # vertices on the rim of an open surface (edges used by one face only)
         e_sorted = np.sort(mesh.edges, axis=1)
-        uniq, counts = np.unique(e_sorted, axis=0, return_counts=True)
+        _, first, counts = np.unique(edge_keys(e_sorted), return_index=True, return_counts=True)
         self.boundary_vertex = np.zeros(len(mesh.vertices), dtype=np.bool_)
-        self.boundary_vertex[uniq[counts == 1].reshape(-1)] = True
+        self.boundary_vertex[e_sorted[first[counts == 1]].reshape(-1)] = True
         self.size = float(np.linalg.norm(np.ptp(self.vertices_B, axis=0)))
         self.tree = cKDTree(self.vertices_B)
         self.box_lo = self.vertices_B.min(axis=0)
