@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.collision import relative_pose_B
 from jointmodeller.core.geometry.collision_grid import _kernel
 from jointmodeller.core.geometry.collision_proximity import _closest_kernel
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
+from jointmodeller.core.mechanics.contact import CANDIDATE_SLACK_FRACTION
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 
@@ -51,7 +53,13 @@ class FrozenContactPair:
     patch (default): each vertex's closest point is searched over the faces around the corners of
     its frozen face (the proximity kernel with those corners as nearest vertices, facing filter
     included), so a vertex may slide about one face width before the set must be regenerated;
-    otherwise on the frozen face alone (Ericson's clamp)."""
+    otherwise on the frozen face alone (Ericson's clamp).
+
+    As :class:`ContactPair` does, evaluations near a reference pose skip the vertices that were
+    farther above the surface than any vertex has moved since (depth along the normal is
+    1-Lipschitz away from an open sheet's rim): Newton's finite differences and trial steps test
+    the few hundred vertices near contact, not the whole anticipating band; the forces are the
+    same as testing all of them."""
 
     def __init__(self, pair, beds: list[FrozenBed], patch: bool = True) -> None:
         self.pair = pair
@@ -82,17 +90,34 @@ class FrozenContactPair:
         prox = surf.proximity
         m = len(bd.vertex)
         if self.patch:  # the faces around the frozen face's corners, as the proximity kernel does
-            facing = bed.surface.normals_B[bd.vertex] @ R_ob.T
-            s_o, n_o = np.zeros((m, 3)), np.zeros((m, 3))
-            d2, f = np.full(m, np.inf), np.full(m, -1, np.int64)
-            _kernel(_closest_kernel, None)(np.ascontiguousarray(P_o), np.ascontiguousarray(prox.faces[bd.face]),
-                                           prox.vertex_faces, prox.vertices, prox.faces, prox.face_spheres,
-                                           prox.vertex_normals,
-                                           np.ascontiguousarray(facing), surf.needs_facing, p.facing_cos, s_o, n_o,
-                                           d2, f)
+            references = work_of(self, dict)
+            key = (bd.bed_body, bd.other)
+            ref = references.get(key)
+            sel = None
+            if ref is not None:
+                moved = bed.max_displacement(R_ob, p_ob, ref[0], ref[1])
+                if moved <= CANDIDATE_SLACK_FRACTION * p.penetration_limit:
+                    sel = np.flatnonzero(ref[2] > -moved * (1.0 + 1e-9) - 1e-12)
+            rows = np.arange(m) if sel is None else sel
+            facing = bed.surface.normals_B[bd.vertex[rows]] @ R_ob.T
+            k = len(rows)
+            s_k, n_k = np.zeros((k, 3)), np.zeros((k, 3))
+            d2, f = np.full(k, np.inf), np.full(k, -1, np.int64)
+            if k:
+                _kernel(_closest_kernel, None)(np.ascontiguousarray(P_o[rows]),
+                                               np.ascontiguousarray(prox.faces[bd.face[rows]]),
+                                               prox.vertex_faces, prox.vertices, prox.faces, prox.face_spheres,
+                                               prox.vertex_normals, np.ascontiguousarray(facing), surf.needs_facing,
+                                               p.facing_cos, s_k, n_k, d2, f)
             found = f >= 0
-            s_o[~found] = P_o[~found]
-            n_o[~found] = 0.0
+            s_o, n_o = P_o.copy(), np.zeros((m, 3))  # untested and not found: no spring
+            s_o[rows[found]] = s_k[found]
+            n_o[rows[found]] = n_k[found]
+            if sel is None:  # a new reference: every vertex's depth along the normal (+ beneath)
+                depth0 = np.full(m, np.inf)  # not found, or on an open sheet's rim: tested every time
+                ok = found & ~surf.rim_face[np.maximum(f, 0)]
+                depth0[ok] = ((s_k - P_o)[ok] * n_k[ok]).sum(axis=1)
+                references[key] = (R_ob.copy(), p_ob.copy(), depth0)
         else:
             bary = closest_on_faces(P_o, prox.vertices, prox.faces, bd.face)
             fv = prox.faces[bd.face]

@@ -120,3 +120,33 @@ def test_max_displacement_bounds_every_vertex_and_is_tight_for_a_turn_about_the_
     p1 = c - Rot @ c  # turn about the centre
     actual = np.linalg.norm(V @ Rot.T + p1 - V, axis=1).max()
     assert actual > 0 and sheet.max_displacement(Rot, p1, R0, p0) <= 1.5 * actual
+
+
+@pytest.mark.parametrize("scale", [1e-7, 1e-5, 1e-4])
+def test_a_frozen_set_skips_far_vertices_and_its_forces_do_not_change(demo_pair, scale):
+    """Newton's frozen pair (the anticipating band: thousands of vertices, few in contact) tests
+    only the vertices that may have reached the surface since its reference pose; forces, depths
+    and the active set equal those of testing every vertex (a fresh evaluation, no reference)."""
+    from jointmodeller.core.data import using
+
+    pair, kin0 = demo_pair
+    frozen = pair.frozen(kin0, pair.penetration_limit)
+    rng = np.random.default_rng(11)
+    with using() as data:
+        for bd in frozen.beds:
+            frozen.springs(kin0, bd)  # the reference
+        (refs,) = [w for w in data._work.values() if isinstance(w, dict)]
+        far = sum(int((depth0 < -1e-6).sum()) for _, _, depth0 in refs.values())
+        assert far > 0.2 * frozen.n_pairs, "a good part of the band lies above the surface: the skip has work"
+        for _ in range(5):
+            kin = _moved(kin0, pair.b, rng.normal(0, scale, 3), rng.normal(0, scale / 0.02, 3))
+            fast = [frozen.springs(kin, bd) for bd in frozen.beds]
+            assert len(refs) == len(frozen.beds), "the references are kept while the bodies stay close"
+            with using():
+                full = [frozen.springs(kin, bd) for bd in frozen.beds]
+            for (pts, force, depth, active), (pts1, force1, depth1, active1) in zip(fast, full):
+                assert active1.sum() > 50
+                np.testing.assert_array_equal(active, active1)
+                np.testing.assert_array_equal(force, force1)
+                np.testing.assert_array_equal(depth, depth1)
+                np.testing.assert_array_equal(pts[active], pts1[active1])  # (where no spring acts, unused)
