@@ -90,7 +90,7 @@ class FrozenContactPair:
         prox = surf.proximity
         m = len(bd.vertex)
         if self.patch:  # the faces around the frozen face's corners, as the proximity kernel does
-            references = work_of(self, dict)
+            references: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = work_of(self, dict)
             key = (bd.bed_body, bd.other)
             ref = references.get(key)
             sel = None
