@@ -25,7 +25,7 @@ in two to five iterations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import solve_banded
@@ -33,7 +33,7 @@ from scipy.linalg import solve_banded
 from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.wrapping import _kernels
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, closest_over_obstacles
-from jointmodeller.core.geometry.wrapping.path import FREE, WrapPath, make_path
+from jointmodeller.core.geometry.wrapping.path import FREE, WrapPath, make_path, straight_path
 
 N_SECTORS = 36
 
@@ -218,6 +218,9 @@ class TautWarmStart:
     contact_B: np.ndarray | None = None  # (N-1, 3) contact points in body frames
     free_G: np.ndarray | None = None  # (N-1, 3)
     facets_work: bool = True  # the facet polish settled on these meshes last time
+    #: per closed obstacle: the path vertices (N-1, 3) in its body frame where their signed distance
+    #: (N-1,) was last queried exactly (NaN: never), certificates for the free shortcut's test
+    clear_B: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 class TautPathSolver:
@@ -241,6 +244,7 @@ class TautPathSolver:
         """Forget the warm start."""
         w = self.warm
         w.contact_ob = w.contact_B = w.free_G = None
+        w.clear_B.clear()
 
     def _warm_guess(self, pose: Pose, a_G: np.ndarray, b_G: np.ndarray):
         w = self.warm
@@ -326,25 +330,41 @@ class TautPathSolver:
         to rounding) after one closest-point query and one banded solve more. A bone's distance field,
         where it has one, clears the vertices its lower bound puts outside; only the others are
         queried exactly (the same per-point test as :func:`closest_over_obstacles` with
-        ``exact_below=0``, without the closest points, normals and curvatures a free path does not use)."""
+        ``exact_below=0``, without the closest points, normals and curvatures a free path does not use).
+        On a closed bone a vertex is also cleared by its last exact query: a signed distance sd0 at
+        x0 leaves it outside while |x − x0| < sd0 (the distance is 1-Lipschitz), so the vertices beside
+        the attachments, which the field's bound cannot clear, are queried again only once they have
+        moved as far as they were from the bone."""
         opt = self.options
         inner = x[1:-1]
-        for ob in self.obstacles:
-            xb = pose.to_body(ob.body, inner)
-            if ob.sdf is not None:
-                xb = xb[ob.sdf.value(xb) - ob.sdf.error_bound <= 0.0]
-                if len(xb) == 0:
-                    continue
-            if not np.all(ob.closest(xb, k=opt.k_nearest)[2] >= 0.0):
-                return None
         ws = self.warm
+        for j, ob in enumerate(self.obstacles):
+            xb = pose.to_body(ob.body, inner)
+            rows = np.arange(len(xb))
+            if ob.sdf is not None:
+                rows = np.flatnonzero(ob.sdf.value(xb) - ob.sdf.error_bound <= 0.0)
+                if len(rows) == 0:
+                    continue
+            ref = ws.clear_B.get(j) if ob.is_closed else None
+            if ob.is_closed and (ref is None or len(ref[1]) != len(xb)):
+                ref = ws.clear_B[j] = (np.zeros_like(xb), np.full(len(xb), np.nan))
+            if ref is not None:
+                x0, sd0 = ref
+                step = xb[rows] - x0[rows]
+                rows = rows[~(sd0[rows] > np.sqrt(np.einsum("ij,ij->i", step, step)))]  # NaN: not cleared
+                if len(rows) == 0:
+                    continue
+            sd = ob.closest(xb[rows], k=opt.k_nearest)[2]
+            if ref is not None:
+                ref[0][rows] = xb[rows]
+                ref[1][rows] = sd
+            if not np.all(sd >= 0.0):
+                return None
         ws.contact_ob = np.full(len(inner), -1, np.int64)
         ws.contact_B = np.zeros((len(inner), 3))  # read only where contact_ob ≥ 0
         ws.free_G = inner.copy()
-        labels = np.full(len(x), FREE, np.int64)
-        labels[0], labels[-1] = body_a, body_b
-        return make_path(x, labels, "taut", per_vertex_loads=True, iterations=1, converged=True,
-                         info={"cold": False, "n_contacts": 0, "facets": bool(opt.facet_polish and ws.facets_work)})
+        return straight_path(x, body_a, body_b, "taut", iterations=1, converged=True,
+                             info={"cold": False, "n_contacts": 0, "facets": bool(opt.facet_polish and ws.facets_work)})
 
     def solve(
         self,

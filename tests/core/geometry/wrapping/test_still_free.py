@@ -5,6 +5,7 @@ answer, so it must decide exactly as the exact per-point test sd ≥ 0 over all 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from jointmodeller.core.data import using
 from jointmodeller.core.geometry.sdf import SignedDistanceField
@@ -40,3 +41,58 @@ def test_field_bounded_check_decides_as_the_exact_test_on_lines_grazing_a_bone()
         else:
             n_blocked += 1
     assert n_free > 20 and n_blocked > 20  # both answers were exercised
+
+
+def test_straight_path_is_make_path_of_the_straight_line():
+    from jointmodeller.core.geometry.wrapping.path import FREE, make_path, straight_path
+
+    rng = np.random.default_rng(3)
+    for body_a, body_b in ((0, 1), (2, 0), (1, 1)):
+        a, b = rng.normal(0, 0.05, 3), rng.normal(0, 0.05, 3)
+        x = a + np.linspace(0.0, 1.0, 25)[:, None] * (b - a)
+        labels = np.full(len(x), FREE, np.int64)
+        labels[0], labels[-1] = body_a, body_b
+        ref = make_path(x, labels, "taut", per_vertex_loads=True)
+        got = straight_path(x, body_a, body_b, "taut")
+        assert np.array_equal(got.body, ref.body) and np.array_equal(got.points_G, x)
+        assert got.length == pytest.approx(ref.length, rel=1e-13)
+        for name in ("attach_a_G", "attach_b_G", "dir_a_G", "dir_b_G", "load_point_G", "load_dir_G"):
+            np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=0, atol=1e-13, err_msg=name)
+        assert np.array_equal(got.load_body, ref.load_body)
+        assert [(s.body_a, s.body_b) for s in got.segments] == [(s.body_a, s.body_b) for s in ref.segments]
+        for s, r in zip(got.segments, ref.segments):
+            np.testing.assert_allclose(s.point_a_G, r.point_a_G, atol=1e-15)
+            np.testing.assert_allclose(s.point_b_G, r.point_b_G, atol=1e-15)
+
+
+def test_last_exact_queries_clear_vertices_until_they_have_moved_that_far():
+    """Along a line leaving a bone's surface (an attachment's first vertices lie within the field's
+    error bound, so the field cannot clear them), moved in small steps towards and then into the bone:
+    every decision equals the exact per-point test, and most steps query nothing exactly."""
+    mesh = grid_cylinder(0.01, 0.1, 96, 40)
+    ob = MeshObstacle(mesh.vertices, mesh.faces, 1)
+    ob.sdf = SignedDistanceField.build(ob.vertices_B, ob.faces)
+    exact_ob = MeshObstacle(mesh.vertices, mesh.faces, 1)
+    solver = TautPathSolver([ob], TautOptions(free_shortcut=True))
+    pose = Pose(np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]))
+    queried = []
+    closest = ob.closest
+
+    def counting(points_B, *args, **kwargs):
+        queried.append(len(points_B))
+        return closest(points_B, *args, **kwargs)
+
+    ob.closest = counting
+    a = np.array([0.0101, 0.0, 0.0])  # 0.1 mm off the surface, beside an attachment
+    answers = []
+    with using():
+        for k in range(120):
+            phi = np.radians(60.0 + 0.5 * k)  # from leaving the surface to cutting through the bone
+            b = a + 0.04 * np.array([np.cos(phi), np.sin(phi), 0.3])
+            x = a + np.linspace(0.0, 1.0, 41)[:, None] * (b - a)
+            sd = closest_over_obstacles([exact_ob], pose, x[1:-1])[2]
+            path = solver._still_free(x, pose, 0, 1)
+            assert (path is not None) == bool(np.all(sd >= 0.0)), k
+            answers.append(path is not None)
+    assert any(answers) and not all(answers)  # it turned into the bone: both answers were given
+    assert len(queried) < 0.5 * len(answers), "most steps were cleared by the last exact queries"
