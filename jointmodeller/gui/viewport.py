@@ -113,10 +113,10 @@ class Viewport(QWidget):
         self.project = project
         if first or reset_camera or not self.incremental or self.scene.project is None:
             self.scene.build(project, frame or self.scene.frame, reset_camera=reset_camera or first)
-            new_meshes = list(self.scene.mass_actors.values())
+            new_meshes = list(self.scene.mass_actors.values()) + list(self.scene.cartilage_actors.values())
         else:
             new_meshes = self.scene.update(project, frame).new_meshes
-        for actor in new_meshes:  # back faces of a closed bone are never seen
+        for actor in new_meshes:  # back faces of a closed bone or cartilage layer are never seen
             actor.prop.backface_culling = closed_outward(actor_input(actor))
         self.plotter.render()
 

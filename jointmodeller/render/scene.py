@@ -50,6 +50,10 @@ MARKER_COLOUR = "#ff3b30"
 MEASURE_COLOUR = "#ffd60a"
 """A measured distance."""
 TISSUE_WIDTH = 8.0
+HEADLIGHT_INTENSITY = 1.0
+"""The scene is lit by one headlight (a light at the camera, pointing where it looks) of this intensity
+instead of pyvista's light kit of five: software OpenGL shades every fragment once per light, and one
+light draws a frame of the demo about a fifth cheaper there (docs/benchmarks.md, issue 18)."""
 
 CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
     "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -61,6 +65,12 @@ CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, 
 }
 """Preset -> (direction from the focal point to the camera in G, view-up in G). Convention of the
 global frame: x lateral, y anterior, z superior (a right limb in anatomical position)."""
+
+
+def use_headlight(plotter: pv.Plotter) -> None:
+    """Light the plotter's scene with one headlight (:data:`HEADLIGHT_INTENSITY`) and nothing else."""
+    plotter.remove_all_lights()
+    plotter.add_light(pv.Light(light_type="headlight", intensity=HEADLIGHT_INTENSITY))
 
 
 def pose_matrix(pose: Pose) -> np.ndarray:
@@ -133,6 +143,7 @@ class JointScene:
         self._body_names: list[str] = []
         self._tissue_key: tuple | None = None
         plotter.set_background(BACKGROUND)
+        use_headlight(plotter)
 
     # ------------------------------------------------------------------ build (meshes uploaded here)
     def build(self, project: Project, frame: SceneFrame | None = None, reset_camera: bool = False) -> None:
@@ -445,5 +456,5 @@ class JointScene:
         return self._frame
 
 
-__all__ = ["BACKGROUND", "CAMERA_PRESETS", "JointScene", "SceneFrame", "hex_rgb", "pose_matrix",
-           "tension_colours"]
+__all__ = ["BACKGROUND", "CAMERA_PRESETS", "HEADLIGHT_INTENSITY", "JointScene", "SceneFrame", "hex_rgb",
+           "pose_matrix", "tension_colours", "use_headlight"]

@@ -133,9 +133,11 @@ def _update_cartilage(scene: JointScene, old: Mass | None, m: Mass, changes: Sce
     elif actor is None:
         scene.cartilage_actors[m.name] = add_cartilage_actor(scene.plotter, m, scene.display_cache)
         changes.added.append(scene.cartilage_actors[m.name])
+        changes.new_meshes.append(scene.cartilage_actors[m.name])
     elif old is None or old.cartilage is not m.cartilage:
         set_actor_input(actor, display_mesh(m.cartilage, scene.display_cache))
         changes.updated.append(actor)
+        changes.new_meshes.append(actor)
 
 
 def _update_masses(scene: JointScene, old_project: Project, project: Project, changes: SceneChanges) -> None:

@@ -164,8 +164,8 @@ def tissue_arrays(project: Project) -> TissueArrays:
 @dataclass
 class SceneChanges:
     """What an update did to the scene's actors: ``added`` and ``removed`` actors, ``updated`` ones
-    (the same object with a new mapper input or colour), ``new_meshes`` the bone actors among the
-    added and updated whose mesh is new (the viewport looks at their back faces again); ``rebuilt``
+    (the same object with a new mapper input or colour), ``new_meshes`` the bone and cartilage actors
+    among the added and updated whose mesh is new (the viewport looks at their back faces again); ``rebuilt``
     when everything was built anew."""
 
     added: list = field(default_factory=list)

@@ -90,6 +90,21 @@ def test_demo_renders_bones_and_ligaments(qtbot, window, demo_project, artifacts
     assert w.grab_window(artifacts_dir / "gui_demo_main_window.png")
 
 
+def test_closed_bones_and_cartilage_hide_their_back_faces(qtbot, window, demo_project):
+    """The demo's bones and cartilage layers are closed meshes wound outwards: their back faces are
+    never seen, so the view culls them (a cheaper software-GL frame, the same pixels)."""
+    from jointmodeller.gui.viewport import closed_outward
+    from jointmodeller.render.scene_diff import actor_input
+
+    w = window(demo_project)
+    scene = w.viewport.scene
+    meshes = list(scene.mass_actors.values()) + list(scene.cartilage_actors.values())
+    assert scene.cartilage_actors and len(meshes) == 4
+    for actor in meshes:
+        assert closed_outward(actor_input(actor))
+        assert actor.GetProperty().GetBackfaceCulling()
+
+
 def test_live_frames_reach_the_viewport_and_the_event_loop_keeps_ticking(qtbot, window, small_project,
                                                                          artifacts_dir):
     """The GUI thread's own work between two ticks of a 10 ms timer stays under 100 ms (its CPU time:

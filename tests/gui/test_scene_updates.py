@@ -212,6 +212,17 @@ def test_a_new_mesh_goes_to_the_same_actor(view):
     check_consistent(sc)
 
 
+def test_a_new_cartilage_mesh_is_a_new_mesh(view):
+    """A cartilage layer's new mesh is reported with the bones' (the viewport looks at its back faces again)."""
+    doc, sc, changes = view
+    before = actors(sc)
+    doc.set_row("masses", 0, replace(doc.project.masses[0], cartilage=doc.project.masses[1].mesh))
+    ch = changes[-1]
+    assert ch.new_meshes == [before[("cartilage", doc.project.masses[0].name)]]
+    same_except(before, actors(sc), set())
+    check_consistent(sc)
+
+
 def _image(scene: JointScene) -> np.ndarray:
     scene.plotter.render()
     return np.asarray(scene.plotter.screenshot(return_img=True), float)

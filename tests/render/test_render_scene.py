@@ -11,7 +11,15 @@ import pyvista as pv
 from jointmodeller.app.picking import mass_pose, to_global
 from jointmodeller.model.results import RunRecord
 from jointmodeller.render.frames import frame_from_sample, frames_from_run
-from jointmodeller.render.scene import TENSION_HOT, JointScene, SceneFrame, hex_rgb, pose_matrix, tension_colours
+from jointmodeller.render.scene import (
+    HEADLIGHT_INTENSITY,
+    TENSION_HOT,
+    JointScene,
+    SceneFrame,
+    hex_rgb,
+    pose_matrix,
+    tension_colours,
+)
 
 
 @pytest.fixture
@@ -48,6 +56,18 @@ def test_pose_update_moves_actor_and_tissue_end_only(scene, small_project):
     base = hex_rgb(small_project.springs[0].colour)
     assert scene.tissue_poly.cell_data["rgb"][0] == pytest.approx(0.5 * base + 0.5 * TENSION_HOT)
     assert scene.tissue_poly.n_cells == n_cells
+
+
+def test_the_scene_is_lit_by_one_headlight(scene):
+    """One light at the camera instead of pyvista's light kit of five (each light is shaded per
+    fragment on software OpenGL), kept through a rebuild."""
+    for _ in range(2):
+        lights = list(scene.plotter.renderer.GetLights())
+        assert len(lights) == 1
+        assert lights[0].GetLightType() == 1  # VTK_LIGHT_TYPE_HEADLIGHT
+        assert lights[0].GetIntensity() == pytest.approx(HEADLIGHT_INTENSITY)
+        scene.build(scene.project)
+        scene.plotter.render()
 
 
 def test_tension_colours_limits():
