@@ -562,12 +562,11 @@ def run_headless(project_path: str | None) -> int:
 def _write_atomically(path: Path, text: str) -> None:
     """Write beside the target and move into place; on failure (a read-only or missing folder, a full
     disk) nothing is left behind and the error is one message."""
-    tmp = path.with_name(path.name + ".partial")
+    from jointmodeller.io.atomic_files import write_bytes_atomically
+
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_bytes_atomically(path, text.encode("utf-8"))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise JointModellerError(f"{path}: cannot be written ({_os_reason(exc, path)})") from None
 
 

@@ -227,15 +227,26 @@ def test_full_disk_while_saving_into_an_existing_project_changes_nothing(tmp_pat
 
 def test_full_disk_while_exporting_json_leaves_no_partial(tmp_path, capsys, monkeypatch):
     save_project(tmp_path / "p.jmdb", small_project(with_mesh=False))
-    real = Path.write_text
+    real_fdopen = os.fdopen
 
-    def full(self, *args, **kwargs):
-        if self.name.endswith(".partial"):
-            real(self, "{", encoding="utf-8")  # a first block made it to disk
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
-        return real(self, *args, **kwargs)
+    class FillsUp:
+        """The temporary file of io.atomic_files: a first block makes it to disk, then the disk is full."""
 
-    monkeypatch.setattr(Path, "write_text", full)
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            self.fh.write(data[:1])
+            self.fh.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode="r", *a, **k: FillsUp(real_fdopen(fd, mode, *a, **k)))
     assert main(["export", str(tmp_path / "p.jmdb"), "--json", str(tmp_path / "p.json")]) == 2
     assert "the disk is full" in _one_line_error(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jmdb"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jointmodeller.io.atomic_files import write_bytes_atomically
 from jointmodeller.model.codec import project_to_data, row_from_data
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.specs import Project
@@ -79,10 +80,7 @@ class Recovery:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = {"recovery_for": str(doc.path) if doc.path is not None else None, "saved_at": time.time(),
                 "title": doc.project.info.title, "document": project_to_data(doc.project)}
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(data, allow_nan=False), encoding="utf-8")
-        os.replace(tmp, target)
-        return target
+        return write_bytes_atomically(target, json.dumps(data, allow_nan=False).encode("utf-8"))
 
     def discard(self) -> None:
         """Remove the recovery file (after a save or a clean close)."""

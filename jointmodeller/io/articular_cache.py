@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from jointmodeller.core.geometry.articular import ARTICULAR_COS, articular_face_mask
-from jointmodeller.io.atomic_npz import save_npz_atomically
+from jointmodeller.io.atomic_files import save_npz_atomically
 from jointmodeller.io.user_cache import cache_root
 
 SUBFOLDER = "articular"

@@ -17,13 +17,14 @@ wraps the trochlea (a concave saddle whose central ridge sits in the trochlear g
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from jointmodeller.core.spatial_math import axis_angle_matrix
+from jointmodeller.io.atomic_files import write_bytes_atomically
 
 FLEXION_DEG = 30.0
 TROCHLEA_HALF_WIDTH = 0.0105  # x extent of the trochlea: [-hw, hw]
@@ -265,9 +266,9 @@ def write_demo_meshes(out_dir: str | Path, high_res: bool = False,
     for name in names:
         v, f = make_mesh(name, high_res)
         path = out / mesh_file_name(name, high_res, tag)
-        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")  # atomic: concurrent builders never see half a file
-        tmp.write_bytes(trimesh.Trimesh(v, f, process=False).export(file_type="ply", encoding="binary"))
-        tmp.replace(path)
+        # atomic: concurrent builders never see half a file
+        ply = cast(bytes, trimesh.Trimesh(v, f, process=False).export(file_type="ply", encoding="binary"))
+        write_bytes_atomically(path, ply)
         paths[name] = path
     return paths
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jointmodeller.io.atomic_npz import save_npz_atomically
+from jointmodeller.io.atomic_files import save_npz_atomically
 from jointmodeller.model.codec import parse_json, row_from_data, row_to_data
 from jointmodeller.model.errors import JointModellerError, ProjectFileError
 from jointmodeller.model.mesh import MeshData

@@ -29,7 +29,7 @@ from jointmodeller.core.geometry.sdf import (
     SignedDistanceField,
     default_spacing,
 )
-from jointmodeller.io.atomic_npz import save_npz_atomically
+from jointmodeller.io.atomic_files import save_npz_atomically
 from jointmodeller.io.user_cache import cache_root
 
 SUBFOLDER = "sdf"
