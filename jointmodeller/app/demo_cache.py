@@ -53,8 +53,12 @@ def cached_demo_project(cache_dir: Path) -> Project:
 def demo_cache_dir(platform_cache: str | os.PathLike | None = None) -> Path:
     """The per-user cache folder of the built demo project (and of the GUI's decimated display
     meshes, in its ``display`` folder): $JOINTMODELLER_CACHE when set (e.g. in tests), else
-    ``platform_cache`` (the GUI gives Qt's CacheLocation), else ~/.cache/jointmodeller."""
-    return Path(os.environ.get("JOINTMODELLER_CACHE") or platform_cache or Path.home() / ".cache" / "jointmodeller")
+    ``platform_cache`` (the GUI gives Qt's CacheLocation), else :func:`jointmodeller.io.user_cache.cache_root`."""
+    from jointmodeller.io.user_cache import ENV_VAR, cache_root
+
+    if platform_cache and not os.environ.get(ENV_VAR):
+        return Path(platform_cache)
+    return cache_root()
 
 
 def demo_project(platform_cache: str | os.PathLike | None = None) -> Project:
