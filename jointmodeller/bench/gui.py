@@ -15,6 +15,10 @@ live run of the demo. Each figure has a baseline measured in the same run.
 - max_stall_ms: longest gap between ticks of a 10 ms timer from pressing start to the stopped run
   stored and plotted (system build, live playback, stop, storing, plots); baseline: the same timer
   with the window idle (the machine's own scheduling noise).
+- live_sim_rate (issue 17): simulated time shown per wall second during the same live run (the span of
+  the simulated times of the states the window showed, over the wall time they took; ≥ 1 is real
+  time); baseline: MuJoCo's real-time factor on the same project (``bench.mujoco_peer``, a short
+  time box, ``mj_step`` alone, no drawing), None without mujoco.
 
 The live run is the dynamics study of the app when it is installed, else a scripted motion of the
 demo's free bone (noted). Windows need a display: without one the measurements run under xvfb-run
@@ -146,9 +150,12 @@ def run() -> list[Figure]:
         not_shown = f"the live dynamics study failed: {live['error'].strip().splitlines()[-1]}"
     elif live.get("platform") in NO_WINDOW_PLATFORMS:
         not_shown = f"Qt platform {live['platform']!r} exposes no window, so no frame is shown: needs a display"
+    mujoco_rate, mujoco_note = _mujoco_rate()
     if not_shown is not None:  # nothing to measure: say why instead of 0 fps and an idle stall
         nan = float("nan")
-        return [startup, edit] + [
+        return [startup, edit,
+                Figure("live_sim_rate", nan, "sim s/wall s", mujoco_rate, mujoco_note, False,
+                       note=f"not measured: {not_shown}")] + [
             Figure(name, nan, unit, live["fps_rebuild"] if unit == "fps" else live["idle_max_gap_ms"], base_name,
                    unit == "ms", note=f"not measured: {not_shown}")
             for name, unit, base_name in (
@@ -174,6 +181,10 @@ def run() -> list[Figure]:
         Figure("viewport_fps_pose_only", live["fps_pose_only_unthrottled"], "fps", live["fps_rebuild"],
                "naive redraw: full meshes moved in numpy and uploaded per frame", False,
                note="demo frames drawn back to back (actor transforms, tissue colours), no study running"),
+        Figure("live_sim_rate", live["sim_span_s"] / live["wall_s"] if live["wall_s"] > 0 else 0.0,
+               "sim s/wall s", mujoco_rate, mujoco_note, False,
+               note=(f"{live['sim_span_s']:.3g} s of simulated time shown in {live['wall_s']:.1f} s of the live "
+                     f"window (after the first frame, at {live['first_frame_s']:.1f} s); target ≥ 1 (issue 17)")),
         Figure("max_stall_ms", live["max_stall_ms"], "ms", live["idle_max_gap_ms"],
                "same 10 ms timer, window idle", True,
                note=f"from start pressed to the stopped run stored and plotted; longest while building "
@@ -181,6 +192,26 @@ def run() -> list[Figure]:
                     f"stopping/storing/plotting {live['stall_end_ms']:.0f} ms; median gap "
                     f"{live['median_gap_ms']:.1f} ms; {live['note']}"),
     ]
+
+MUJOCO_BUDGET_S = 3.0
+"""Wall-time box of the MuJoCo baseline of live_sim_rate (its factor settles within a second)."""
+
+
+def _mujoco_rate() -> tuple[float | None, str]:
+    """MuJoCo's real-time factor on the demo (the baseline of live_sim_rate) and the baseline's name;
+    None (and why) when mujoco is not installed or the peer fails."""
+    from jointmodeller.bench.mujoco_peer import mujoco_module, mujoco_realtime
+
+    if mujoco_module() is None:
+        return None, "MuJoCo on the same model: not measured, mujoco is not installed (the peers extra)"
+    try:
+        from jointmodeller.app.demo import build_demo_project
+
+        r = mujoco_realtime(build_demo_project(), t_end=8.0, budget_s=MUJOCO_BUDGET_S)
+    except Exception as exc:  # a broken peer must not hide our figure
+        return None, f"MuJoCo on the same model: failed, {type(exc).__name__}: {exc}"
+    return float(r["realtime_factor"]), f"MuJoCo {r['version']} on the same model (mj_step alone, no drawing)"
+
 
 if __name__ == "__main__":
     for f in run():
