@@ -19,7 +19,6 @@ from jointmodeller.gui.interactor import no_vsync_wait, qt_interactor_class
 from jointmodeller.gui.pick_tools import PickTools
 from jointmodeller.gui.playback import Playback
 from jointmodeller.model.specs import Project
-from jointmodeller.render.live_detail import LiveDetail
 from jointmodeller.render.scene import JointScene, SceneFrame
 from jointmodeller.render.scene_diff import actor_input
 
@@ -35,8 +34,6 @@ LIVE_PLAY_HZ = 90.0
 what it can of them, at most LIVE_FPS, skipping the rest)."""
 LIVE_MAX_LAG_S = 5.0
 """Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
-LIVE_DETAIL_POLL_MS = 50
-"""How often the GUI thread looks whether a live run's coarse meshes are made."""
 
 
 def closed_outward(poly) -> bool:
@@ -80,12 +77,6 @@ class Viewport(QWidget):
         self.plotter.setAttribute(Qt.WA_NativeWindow)
         self.plotter.disable_anti_aliasing()
         self.scene = JointScene(self.plotter)
-        self.live_detail = LiveDetail(self.scene)
-        """The bones' and cartilage's level of detail (render.live_detail: coarse while a run's live
-        states play, from :meth:`prepare_live_detail` to :meth:`end_live`)."""
-        self._live_run = False
-        self._preparing_detail = False
-        self._closed = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plotter.interactor)
@@ -143,40 +134,9 @@ class Viewport(QWidget):
             self._pending = frame
             self._schedule(0.0)
 
-    def prepare_live_detail(self) -> None:
-        """A study is starting: make the bones' and cartilage's coarse meshes for its live states
-        (:mod:`jointmodeller.render.live_detail`) in a background thread (its first states come later);
-        from then until :meth:`end_live`, live states are drawn with those made."""
-        self._live_run = True
-        if self._preparing_detail:
-            return
-        thread = self.live_detail.prepare()
-        if thread is None:
-            return
-        self._preparing_detail = True
-
-        def check() -> None:
-            if thread.is_alive() and not self._closed:
-                QTimer.singleShot(LIVE_DETAIL_POLL_MS, self, check)
-                return
-            self._preparing_detail = False
-            if self.live_detail.live and not self._closed:
-                self.live_detail.set_live(True)  # the meshes made since the states began (drawn next frame)
-
-        QTimer.singleShot(LIVE_DETAIL_POLL_MS, self, check)
-
-    def end_live(self) -> None:
-        """The live run ended: the full display meshes again (drawn at once)."""
-        self._live_run = False
-        if self.live_detail.set_live(False) and not self._closed:
-            self.plotter.update()
-
     def queue_live(self, states: list, to_frame: Callable[[object], SceneFrame | None]) -> None:
         """Queue streamed live states (oldest first); the live timer draws them at a steady rate,
-        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted).
-        During a run (:meth:`prepare_live_detail`) they are drawn with the coarse meshes."""
-        if self._live_run and not self.live_detail.live:
-            self.live_detail.set_live(True)
+        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted)."""
         self._to_frame = to_frame
         self.playback.push(states)
         if self._awaiting is None and not self._timer.isActive():
@@ -276,7 +236,6 @@ class Viewport(QWidget):
         return w[:3] / w[3] if w[3] not in (0.0, 1.0) else w[:3]
 
     def close(self) -> bool:
-        self._closed = True
         self._timer.stop()
         try:
             self.plotter.close()
