@@ -11,14 +11,13 @@ unreadable is ignored and rewritten: the mask is recomputed, never trusted.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from jointmodeller.core.geometry.articular import ARTICULAR_COS, articular_face_mask
 from jointmodeller.io.atomic_files import save_npz_atomically
-from jointmodeller.io.user_cache import cache_root
+from jointmodeller.io.user_cache import cache_root, content_key
 
 SUBFOLDER = "articular"
 _TAG = b"jointmodeller-articular-mask"
@@ -28,16 +27,9 @@ CACHE_VERSION = 1
 def cache_key(cartilage_vertices: np.ndarray, cartilage_faces: np.ndarray, bone_vertices: np.ndarray,
               bone_faces: np.ndarray, min_cos: float) -> str:
     """Hex SHA-256 naming the mask of this cartilage on this bone at this threshold."""
-    h = hashlib.sha256()
-    h.update(_TAG)
-    h.update(np.array([CACHE_VERSION], np.int64).tobytes())
-    h.update(np.array([min_cos], np.float64).tobytes())
-    for a, dtype in ((cartilage_vertices, np.float64), (cartilage_faces, np.int64),
-                     (bone_vertices, np.float64), (bone_faces, np.int64)):
-        a = np.ascontiguousarray(a, dtype=dtype)
-        h.update(f"{a.dtype.str}:{a.shape};".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+    header = _TAG + np.array([CACHE_VERSION], np.int64).tobytes() + np.array([min_cos], np.float64).tobytes()
+    return content_key(header, (np.asarray(cartilage_vertices, np.float64), np.asarray(cartilage_faces, np.int64),
+                                np.asarray(bone_vertices, np.float64), np.asarray(bone_faces, np.int64)))
 
 
 def _load(path: Path, key: str, n_faces: int) -> np.ndarray | None:

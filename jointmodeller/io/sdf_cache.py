@@ -16,7 +16,6 @@ fields are built once per mesh and read back when the project opens again.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from jointmodeller.core.geometry.sdf import (
     default_spacing,
 )
 from jointmodeller.io.atomic_files import save_npz_atomically
-from jointmodeller.io.user_cache import cache_root
+from jointmodeller.io.user_cache import cache_root, content_key
 
 SUBFOLDER = "sdf"
 _TAG = b"jointmodeller-sdf-cache"
@@ -52,14 +51,9 @@ def cache_key(vertices: np.ndarray, faces: np.ndarray, spacing: float | None = N
     """Hex SHA-256 naming the field of this mesh at these grid parameters."""
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
-    h = hashlib.sha256()
-    h.update(_TAG)
-    h.update(np.array([CACHE_VERSION, FORMAT_VERSION, BLOCK], np.int64).tobytes())
-    h.update(np.array([resolved_spacing(v, f, spacing), float(band_cells)], np.float64).tobytes())
-    for a in (v, f):
-        h.update(f"{a.dtype.str}:{a.shape};".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+    header = (_TAG + np.array([CACHE_VERSION, FORMAT_VERSION, BLOCK], np.int64).tobytes()
+              + np.array([resolved_spacing(v, f, spacing), float(band_cells)], np.float64).tobytes())
+    return content_key(header, (v, f))
 
 
 def cache_path(key: str, folder: str | Path | None = None) -> Path:
