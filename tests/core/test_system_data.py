@@ -130,3 +130,46 @@ def test_two_threads_on_one_system_keep_their_data_apart(demo_built):
     for k in range(2):
         for a, b in zip(results[k], serial):
             np.testing.assert_allclose(a, b, rtol=WRAP_RTOL, atol=WRAP_RTOL * np.abs(b).max())
+
+
+def test_an_evaluation_at_the_same_pose_reuses_the_springs_and_paths_but_not_the_speeds(demo_built, monkeypatch):
+    """Contact springs and wrapped paths depend on the pose alone: an evaluation that changes only the
+    speeds (an implicit integrator's Jacobian column, a damping matrix) reuses those of the previous
+    evaluation instead of searching the surfaces and solving the paths again, and gives the forces a
+    fresh evaluation gives at that state; any change of pose searches and solves again."""
+    from jointmodeller.core.mechanics.contact import ContactPair
+    from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
+
+    system = demo_built.system
+    counts = {"springs": 0, "paths": 0}
+    springs, solve = ContactPair._springs, TissuePath.__call__
+
+    def counted_springs(self, *args, **kwargs):
+        counts["springs"] += 1
+        return springs(self, *args, **kwargs)
+
+    def counted_solve(self, *args, **kwargs):
+        counts["paths"] += 1
+        return solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(ContactPair, "_springs", counted_springs)
+    monkeypatch.setattr(TissuePath, "__call__", counted_solve)
+    y0 = _poses(demo_built, count=2)[1]
+    n_q = system.n_bodies * 7
+    y1 = y0.copy()
+    y1[n_q:] += np.random.default_rng(5).normal(scale=0.05, size=len(y1) - n_q)  # speeds only
+    assert len(y1) - n_q == system.n_bodies * 6
+    with using():
+        system.derivative(0.0, y0)
+        searched = dict(counts)
+        assert searched["springs"] > 0 and searched["paths"] > 0
+        reused = system.derivative(0.0, y1)
+        assert counts == searched, "the same pose: nothing searched or solved again"
+        y2 = y1.copy()
+        y2[0] += 1e-9  # any change of pose
+        system.derivative(0.0, y2)
+        assert counts["springs"] > searched["springs"] and counts["paths"] > searched["paths"]
+    with using():
+        fresh = system.derivative(0.0, y1)
+    assert not np.allclose(reused, system.derivative(0.0, y0)), "the speeds changed the derivative"
+    np.testing.assert_allclose(reused, fresh, rtol=WRAP_RTOL, atol=WRAP_RTOL * np.abs(fresh).max())

@@ -229,10 +229,11 @@ class _Springs:
 class ContactWork:
     """What a ContactPair's evaluations reuse (per core.data.SystemData): candidate bed vertices per
     (bed, other) body pair with the pose they were taken at, reference poses with their depths and
-    nearest-vertex lists, and the latest result."""
+    nearest-vertex lists, the latest springs with their pose, and the latest result."""
 
     candidates: dict = field(default_factory=dict)
     references: dict = field(default_factory=dict)
+    springs: tuple | None = None  # (band, p_G, R_GB of a and b, springs there): the latest evaluation
     last_result: ContactResult | None = None
 
 
@@ -551,6 +552,21 @@ class ContactPair:
                             facing_cos=self.facing_cos, near=near)
 
     def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:
+        """The springs of each bed direction at this pose; at exactly the pose (and band) of the
+        previous call the same springs (they depend on the pose alone: an integrator's Jacobian
+        column that changes only a speed does not search the surfaces again)."""
+        work = self._work
+        bodies = [self.a, self.b]
+        p_G, R_GB = kin.p_G[bodies], kin.R_GB[bodies]
+        if work.springs is not None:
+            band0, p0, R0, springs = work.springs
+            if band0 == band and np.array_equal(p0, p_G) and np.array_equal(R0, R_GB):
+                return springs
+        out = self._springs_at(kin, band)
+        work.springs = (band, p_G, R_GB, out)
+        return out
+
+    def _springs_at(self, kin: BodyKinematics, band: float) -> list[_Springs]:
         out = []
         scale = 0.5 if self.bed == "both" else 1.0
         if self.bed in ("a", "both"):

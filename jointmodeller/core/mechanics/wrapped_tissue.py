@@ -11,7 +11,7 @@ is -s ∂l/∂q). :class:`WrappingPathProvider` offers the same paths to a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -139,6 +139,25 @@ class WrappedTissue:
         apply_point_forces(kin, path.load_body, path.load_point_G, s * path.load_dir_G, force_G, torque_G)
 
 
+@dataclass
+class _ProviderWork:
+    """A provider's latest path per row and the pose they were solved at: an evaluation at exactly that
+    pose (an integrator's Jacobian column that changes only a speed, a damping matrix) reuses them,
+    as the paths depend on the pose alone."""
+
+    paths: dict[int, WrapPath] = field(default_factory=dict)
+    p_G: np.ndarray | None = None
+    R_GB: np.ndarray | None = None
+
+    def at_pose(self, pose: Pose) -> bool:
+        """Whether ``pose`` is the one the latest paths were solved at (then remembered as such)."""
+        same = (self.p_G is not None and self.R_GB is not None and np.array_equal(self.p_G, pose.p_G)
+                and np.array_equal(self.R_GB, pose.R_GB))
+        if not same:
+            self.p_G, self.R_GB = pose.p_G.copy(), pose.R_GB.copy()
+        return same
+
+
 class WrappingPathProvider:
     """``PathProvider`` for the wrapped rows of a TissueSet: one :class:`TissuePath` per row.
 
@@ -166,7 +185,7 @@ class WrappingPathProvider:
     @property
     def last(self) -> dict[int, WrapPath]:
         """Each row's latest path (in the active core.data.SystemData)."""
-        return work_of(self, dict)
+        return work_of(self, _ProviderWork).paths
 
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
         """Geometry of the tissues ``index`` (k,): ends, directions, length, rate, and extra pushes."""
@@ -179,9 +198,11 @@ class WrappingPathProvider:
         da = np.zeros((k, 3))
         db = np.zeros((k, 3))
         eb, et, ep, ed = [], [], [], []
-        latest = self.last
+        work = work_of(self, _ProviderWork)
+        latest = work.paths
+        same_pose = work.at_pose(pose)
         for j, i in enumerate(np.asarray(index, int)):  # loop over tissues (each solves a path)
-            path = self.paths[int(i)](pose)
+            path = latest[int(i)] if same_pose and int(i) in latest else self.paths[int(i)](pose)
             latest[int(i)] = path
             length[j] = path.length
             rate[j] = path_length_rate(path, kin)
