@@ -215,6 +215,17 @@ class MechanicalSystem:
         return [self.tissue_forces, self.loads, self.gravity, *self.extra_elements]
 
     # ---------------------------------------------------------------- state vector helpers
+    def moving_state_index(self) -> np.ndarray | None:
+        """Indices of the state components the fixed bodies do not own (None when no body is fixed):
+        a fixed body's pose and speeds never change, so an implicit integrator need not carry them,
+        nor measure its Jacobian along them."""
+        fixed = np.asarray(self.bodies.fixed, bool)
+        if not fixed.any():
+            return None
+        free = ~fixed
+        return np.flatnonzero(np.concatenate([np.repeat(free, 3), np.repeat(free, 4), np.repeat(free, 3),
+                                              np.repeat(free, 3)]))
+
     def split(self, y: np.ndarray):
         """Views p_G (..., n, 3), q_GB (..., n, 4), v_G (..., n, 3), w_B (..., n, 3) into a state vector
         y (13n,) or a stack of them (..., 13n)."""

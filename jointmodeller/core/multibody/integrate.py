@@ -338,13 +338,28 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
 def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress, stop, max_steps, min_step,
                max_step, energy_limit, tau) -> Trajectory:
     """scipy's solve_ivp methods step by step, sampled from their dense output (no projection: the
-    samples' quaternions are normalised)."""
+    samples' quaternions are normalised). A free-body system's fixed bodies are left out of the
+    integrated state (``moving_state_index``): an implicit method's Jacobian then has no columns
+    for states that never change."""
     from scipy import integrate
 
     nq = system.nq
     start = float(state.t)
     y0 = state.y
     fun = _Rhs(system, tau)
+    keep = system.moving_state_index() if hasattr(system, "moving_state_index") else None
+
+    def full(y_moving):
+        """The whole state (k, n) or (n,) from the integrated components (the fixed ones as at the start)."""
+        if keep is None:
+            return y_moving
+        y_moving = np.asarray(y_moving)
+        out = np.broadcast_to(y0, y_moving.shape[:-1] + y0.shape).copy()
+        out[..., keep] = y_moving
+        return out
+
+    def rhs(t, y_moving):
+        return fun(t, full(y_moving))[keep]
 
     def normalized(y):
         return np.concatenate([system.normalize(y[:nq]), y[nq:]])
@@ -354,8 +369,11 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
         energy_limit = np.inf if reference is None else ENERGY_BLOWUP_FACTOR * reference
     h_collapse = STEP_COLLAPSE_FRACTION * (t_end - start) if min_step is None else float(min_step)
     solvers = {name: getattr(integrate, name) for name in SCIPY_METHODS}
-    solver = solvers[method](fun, start, y0, t_end, rtol=alpha, atol=alpha * system.error_scales(),
-                             max_step=max_step)
+    atol = alpha * system.error_scales()
+    if keep is None:
+        solver = solvers[method](fun, start, y0, t_end, rtol=alpha, atol=atol, max_step=max_step)
+    else:
+        solver = solvers[method](rhs, start, y0[keep], t_end, rtol=alpha, atol=atol[keep], max_step=max_step)
     outs = None if out_times is None else np.asarray(out_times, float)
     ts, ys, oi = [start], [normalized(y0)], 0
     if outs is not None:
@@ -370,7 +388,7 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
     def keep_reached():
         if not ts or solver.t > ts[-1]:
             ts.append(float(solver.t))
-            ys.append(normalized(solver.y))
+            ys.append(normalized(full(solver.y)))
 
     while solver.status == "running":
         with np.errstate(all="ignore"):  # trial steps of a diverging run overflow; judged below
@@ -379,7 +397,7 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
         if solver.status == "failed":
             status, message = "failed", f"integration failed at t = {solver.t:.6g} s: {msg}"
             break
-        y = solver.y
+        y = full(solver.y)
         if not np.all(np.isfinite(y)):
             status, message = "failed", f"simulation diverged at t = {solver.t:.6g} s: state is not finite (NaN/Inf)"
             break
@@ -400,16 +418,16 @@ def _run_scipy(system, state, t_end, alpha, out_times, method, on_step, progress
             break
         dense = _step_dense(solver)
         if on_step is not None:
-            on_step(float(solver.t), solver.y.copy(),
-                    lambda tt, dense=dense: np.asarray(dense()(np.atleast_1d(np.asarray(tt, float)))).T)
+            on_step(float(solver.t), y.copy(),
+                    lambda tt, dense=dense: full(np.asarray(dense()(np.atleast_1d(np.asarray(tt, float)))).T))
         slack = 1e-12 * max(1.0, abs(solver.t))
         if outs is None:
             ts.append(float(solver.t))
-            ys.append(normalized(solver.y))
+            ys.append(normalized(y))
         while outs is not None and oi < outs.size and outs[oi] <= solver.t + slack:
             tk = min(outs[oi], solver.t)
             ts.append(float(outs[oi]))
-            ys.append(normalized(dense()(tk) if tk < solver.t else solver.y))
+            ys.append(normalized(full(dense()(tk)) if tk < solver.t else y))
             oi += 1
         if progress is not None:
             progress(min(1.0, (solver.t - start) / (t_end - start)))

@@ -214,3 +214,37 @@ def test_on_step_gives_each_accepted_state_and_a_dense_output_of_the_step(method
     traj = run(system, y0, 0.3, 0.1, digits=8, method=method, on_step=on_step)
     assert len(seen) == traj.n_steps and all(b[0] > a[0] for a, b in zip(seen, seen[1:]))
     assert seen[-1][0] == pytest.approx(0.3) and np.array_equal(seen[-1][1][:3], traj.y[-1][:3])
+
+
+@pytest.mark.parametrize("method", ["BDF", "Radau"])
+def test_implicit_methods_leave_the_fixed_bodies_out_of_their_jacobian(method, monkeypatch):
+    """A fixed body's 13 states never change: the implicit methods integrate the moving bodies' states
+    only, so each finite-difference Jacobian has 13 columns per moving body, not 13 per body; the fixed
+    body stays exactly where it started and the motion still matches the analytic spring-dashpot."""
+    from scipy.integrate._ivp import bdf, radau
+
+    module = bdf if method == "BDF" else radau
+    shapes = []
+    num_jac = module.num_jac
+
+    def recording(fun, t, y, f, threshold, factor, sparsity=None):
+        shapes.append(y.shape)
+        return num_jac(fun, t, y, f, threshold, factor, sparsity)
+
+    monkeypatch.setattr(module, "num_jac", recording)
+    m, k, c, x0, L0 = 2.0, 800.0, 4.0, 0.01, 0.1
+    system, state = mass_on_spring(mass=m, coeffs=(k,), damping=c, rest_length=L0, x0=x0)
+    assert system.bodies.fixed.sum() == 1 and system.n_bodies == 2
+    start = state if isinstance(state, State) else system.state_at(0.0, state)
+    traj = run(system, state, 0.3, 1e-3, digits=8, method=method)
+    assert traj.status == "completed" and shapes
+    assert set(shapes) == {(13,)}, "one moving body: 13 columns"
+    fixed = np.flatnonzero(np.isin(np.arange(26), system.moving_state_index(), invert=True))
+    assert len(fixed) == 13
+    np.testing.assert_array_equal(traj.y[:, fixed], np.broadcast_to(start.y[fixed], (len(traj.t), 13)))
+    w0 = np.sqrt(k / m)
+    zeta = c / (2 * np.sqrt(k * m))
+    wd = w0 * np.sqrt(1 - zeta**2)
+    t = traj.t
+    exact = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
+    assert np.max(np.abs(traj.y[:, 3] - L0 - exact)) < 1e-3 * x0
