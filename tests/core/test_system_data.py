@@ -173,3 +173,33 @@ def test_an_evaluation_at_the_same_pose_reuses_the_springs_and_paths_but_not_the
         fresh = system.derivative(0.0, y1)
     assert not np.allclose(reused, system.derivative(0.0, y0)), "the speeds changed the derivative"
     np.testing.assert_allclose(reused, fresh, rtol=WRAP_RTOL, atol=WRAP_RTOL * np.abs(fresh).max())
+
+
+def test_paths_are_reused_only_for_the_rows_solved_at_that_pose(demo_built, monkeypatch):
+    """A linearisation differentiates some wrapped rows alone: after a pose change only the rows solved
+    at the new pose are reused there, the others are solved (not taken from the previous pose)."""
+    from jointmodeller.core.mechanics.wrapped_tissue import TissuePath
+
+    system = demo_built.system
+    provider = system.path_provider
+    rows = np.array(sorted(provider.paths), np.int64)
+    assert len(rows) >= 2
+    solves = []
+    solve = TissuePath.__call__
+
+    def counted(self, *args, **kwargs):
+        solves.append(self)
+        return solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(TissuePath, "__call__", counted)
+    y0, y1 = _poses(demo_built, count=2)
+    kin0, kin1 = system.kinematics(y0), system.kinematics(y1)
+    with using():
+        provider.wrapped_paths(0.0, kin0, rows)
+        provider.wrapped_paths(0.0, kin1, rows[:1])  # one row at the new pose
+        solves.clear()
+        mixed = provider.wrapped_paths(0.0, kin1, rows)
+        assert len(solves) == len(rows) - 1, "the other rows are solved at the new pose"
+    with using():
+        fresh = provider.wrapped_paths(0.0, kin1, rows)
+    np.testing.assert_allclose(mixed.geometry.length, fresh.geometry.length, rtol=WRAP_RTOL)

@@ -148,14 +148,17 @@ class _ProviderWork:
     paths: dict[int, WrapPath] = field(default_factory=dict)
     p_G: np.ndarray | None = None
     R_GB: np.ndarray | None = None
+    solved: set[int] = field(default_factory=set)  # the rows whose latest path was solved at that pose
 
-    def at_pose(self, pose: Pose) -> bool:
-        """Whether ``pose`` is the one the latest paths were solved at (then remembered as such)."""
+    def at_pose(self, pose: Pose) -> set[int]:
+        """The rows whose latest path was solved at ``pose`` (none when it is a new pose, which is then
+        remembered: the rows solved next are added)."""
         same = (self.p_G is not None and self.R_GB is not None and np.array_equal(self.p_G, pose.p_G)
                 and np.array_equal(self.R_GB, pose.R_GB))
         if not same:
             self.p_G, self.R_GB = pose.p_G.copy(), pose.R_GB.copy()
-        return same
+            self.solved = set()
+        return self.solved
 
 
 class WrappingPathProvider:
@@ -200,10 +203,11 @@ class WrappingPathProvider:
         eb, et, ep, ed = [], [], [], []
         work = work_of(self, _ProviderWork)
         latest = work.paths
-        same_pose = work.at_pose(pose)
+        solved = work.at_pose(pose)
         for j, i in enumerate(np.asarray(index, int)):  # loop over tissues (each solves a path)
-            path = latest[int(i)] if same_pose and int(i) in latest else self.paths[int(i)](pose)
+            path = latest[int(i)] if int(i) in solved else self.paths[int(i)](pose)
             latest[int(i)] = path
+            solved.add(int(i))
             length[j] = path.length
             rate[j] = path_length_rate(path, kin)
             body = path.load_body
