@@ -187,8 +187,9 @@ def solve_tree_equilibrium(
     :func:`generalized_forces_at_rest`) — e.g. with contact sets frozen. move_limit [m]: stop (not
     converged) once moved(q_start, q) passes it, so a caller can regenerate what it froze. broyden:
     after a full Newton step, update the Jacobian by Broyden's rank-one formula instead of measuring
-    it again (d + 1 force evaluations saved per step on a smooth problem); a step the update misleads
-    is retried with a fresh finite-difference Jacobian.
+    it again (d + 1 force evaluations saved per step on a smooth problem); as in MINPACK's hybrd, a
+    step the update misleads shrinks the trust region, and the second in a row is retried with a
+    fresh finite-difference Jacobian.
     """
     started = time.perf_counter()
     t = float(state.t if t is None else t)
@@ -245,6 +246,7 @@ def solve_tree_equilibrium(
     step_scale = np.where(rot, 1.0 / MAX_STEP_ANGLE, 1.0 / (MAX_STEP_LENGTH * L))
     failure = ""
     J, measured = None, False
+    misled = 0  # steps in a row the (updated) Jacobian misled
     while not done(r) and it < max_iterations and N.shape[1] > 0:
         if stopped():
             failure = "stopped"
@@ -281,7 +283,8 @@ def solve_tree_equilibrium(
         elif ratio > 0.75 and size > 0.99 * radius:
             radius = min(2.0 * radius, 1.0)
         if ratio <= 1e-4:
-            if not measured:  # an updated Jacobian misled the step: measure it afresh
+            misled += 1
+            if not measured and misled >= 2:  # an updated Jacobian misled twice running: measure it afresh
                 J = None
                 it -= 1
                 continue
@@ -289,6 +292,7 @@ def solve_tree_equilibrium(
                 failure = "no step lowers the residual (the pose may be at a limit of the model)"
                 break
             continue
+        misled = 0
         if broyden and N_try.shape == N.shape:
             # Broyden's rank-one update of J from the step taken (in the old basis)
             dr = N.T @ Q_try - rz
