@@ -31,4 +31,3 @@ def content_key(header: bytes, arrays: Iterable[np.ndarray]) -> str:
         h.update(f"{a.dtype.str}:{a.shape};".encode())
         h.update(a.tobytes())
     return h.hexdigest()
-

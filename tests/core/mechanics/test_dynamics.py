@@ -28,6 +28,16 @@ def _zero_crossings(t: np.ndarray, x: np.ndarray) -> np.ndarray:
     return t[i] - x[i] * (t[i + 1] - t[i]) / (x[i + 1] - x[i])
 
 
+def _spring_dashpot(t: np.ndarray, m: float, k: float, c: float, x0: float):
+    """Released from x0 at rest: the underdamped mass–spring–dashpot's x(t), damping ratio ζ, natural
+    and damped frequencies ω0, ωd [rad/s]."""
+    w0 = np.sqrt(k / m)
+    zeta = c / (2 * np.sqrt(k * m))
+    wd = w0 * np.sqrt(1 - zeta**2)
+    x = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
+    return x, zeta, w0, wd
+
+
 @pytest.mark.parametrize("use_numba, method", [(True, "DOP853"), (False, "DOP853"), (True, "DOPRI5")])
 def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba, method):
     """The free-body path under scipy's DOP853 and under the tree's own projected DOPRI5 (one
@@ -37,11 +47,8 @@ def test_spring_dashpot_frequency_and_decay_match_analytic(use_numba, method):
     traj = run(system, state, 2.0, 1e-3, digits=9, method=method)
     assert traj.status == "completed"
     x = traj.y[:, 3] - L0  # the mass body's x coordinate
-    w0 = np.sqrt(k / m)
-    zeta = c / (2 * np.sqrt(k * m))
-    wd = w0 * np.sqrt(1 - zeta**2)
     t = traj.t
-    exact = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
+    exact, zeta, w0, wd = _spring_dashpot(t, m, k, c, x0)
     assert np.max(np.abs(x - exact)) < 1e-3 * x0
     # frequency from zero crossings, decay from successive peaks
     zc = _zero_crossings(t, x)
@@ -242,9 +249,5 @@ def test_implicit_methods_leave_the_fixed_bodies_out_of_their_jacobian(method, m
     fixed = np.flatnonzero(np.isin(np.arange(26), system.moving_state_index(), invert=True))
     assert len(fixed) == 13
     np.testing.assert_array_equal(traj.y[:, fixed], np.broadcast_to(start.y[fixed], (len(traj.t), 13)))
-    w0 = np.sqrt(k / m)
-    zeta = c / (2 * np.sqrt(k * m))
-    wd = w0 * np.sqrt(1 - zeta**2)
-    t = traj.t
-    exact = x0 * np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t))
+    exact = _spring_dashpot(traj.t, m, k, c, x0)[0]
     assert np.max(np.abs(traj.y[:, 3] - L0 - exact)) < 1e-3 * x0
