@@ -653,21 +653,33 @@ def run_sweep(
     for i, load in enumerate(loads):
         if cancel is not None and cancel():
             raise SweepCancelled(result(i))
+        x_secant = None
         if warm_start:
-            _, x_start, J_start = min(reversed(solved), key=lambda s: abs(s[0] - load))
+            near, x_start, J_start = min(reversed(solved), key=lambda s: abs(s[0] - load))
+            step = secant_step([s[0] for s in solved], near, float(load))
+            if step is not None:
+                x_secant = x_start + step[1] * (x_start - solved[step[0]][1])
             if warm_from is not None:  # the nearby model's solution at this load beats another load's
                 same = [s for s in warm_from.solved if s[0] == load]
                 if same:
                     _, x_start, J_start = same[-1]
+                    x_secant = None
             if not reuse_jacobian:
                 J_start = None
         else:
             x_start, J_start = x_ref, None
         e0 = solver.evaluations
         try:
-            x, J, iters, res = _solve_with_continuation(solver, float(load), x_start, J_start, solved,
-                                                        MAX_LOAD_BISECTIONS if warm_start else 0,
-                                                        reuse_jacobian)
+            solved_secant = None
+            if x_secant is not None:
+                solver.load.magnitude = float(load)
+                try:
+                    solved_secant = solver.solve(x_secant, J_start)
+                except EquilibriumFailed:
+                    pass  # the extrapolation misled: from the solved pose itself
+            x, J, iters, res = solved_secant or _solve_with_continuation(
+                solver, float(load), x_start, J_start, solved, MAX_LOAD_BISECTIONS if warm_start else 0,
+                reuse_jacobian)
         except EquilibriumFailed as exc:
             exc.partial, exc.load = result(i), float(load)
             raise
@@ -990,20 +1002,29 @@ def linear_sweep_assembled(system, protocol: LaxityProtocol, p0_G: np.ndarray, q
 # ------------------------------------------------------------------------------------------------
 # the same sweep on a multibody tree (joints, locked coordinates, constraints)
 # ------------------------------------------------------------------------------------------------
-def secant_start(tree, solved: list, near: float, state, target: float):
-    """The start for the load ``target``: the solved pose at load ``near`` carried on along the
-    secant of the last two solved poses on the way to it (q + (target − near)/(near − before) ·
-    (q − q_before), renormalised), so Newton starts about one step's curvature from the answer
-    instead of one step's displacement; the solved state itself when no earlier pose lies behind
-    ``near`` or the extrapolation would be longer than the secant."""
-    behind = [(f, st) for f, st in solved if f != near and (near - f) * (target - near) > 0]
+def secant_step(loads: list[float], near: float, target: float) -> tuple[int, float] | None:
+    """How to carry the solution at load ``near`` on to ``target`` along the secant of the last two
+    solutions on the way (x + ratio · (x − x_before)): (index in ``loads`` of the solved load just
+    behind ``near``, ratio = (target − near)/(near − before)); None when no solved load lies behind
+    ``near`` or the extrapolation would be longer than the secant. Newton then starts about one
+    step's curvature from the answer instead of one step's displacement."""
+    behind = [i for i, f in enumerate(loads) if f != near and (near - f) * (target - near) > 0]
     if not behind or target == near:
+        return None
+    i = min(behind, key=lambda j: (abs(loads[j] - near), -j))
+    ratio = (target - near) / (near - loads[i])
+    return (i, ratio) if 0.0 < ratio <= 1.0 else None
+
+
+def secant_start(tree, solved: list, near: float, state, target: float):
+    """The start for the load ``target`` of a tree sweep: the solved state at load ``near`` carried on
+    along the secant (:func:`secant_step`, quaternions renormalised); the solved state itself when
+    there is no secant."""
+    step = secant_step([f for f, _ in solved], near, target)
+    if step is None:
         return state
-    before, st_before = min(behind, key=lambda s: abs(s[0] - near))
-    ratio = (target - near) / (near - before)
-    if not 0.0 < ratio <= 1.0:
-        return state
-    q = tree.normalize(state.q + ratio * (state.q - st_before.q))
+    i, ratio = step
+    q = tree.normalize(state.q + ratio * (state.q - solved[i][1].q))
     return State(state.t, q, np.zeros_like(state.u))
 
 

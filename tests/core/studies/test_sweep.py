@@ -121,6 +121,38 @@ def test_warm_start_gives_the_same_curve_with_fewer_evaluations():
     np.testing.assert_allclose(up, down, atol=1e-6)
 
 
+def test_secant_step_extrapolates_only_along_the_last_two_solved_loads():
+    """secant_step: from the solved load nearest the target, along the secant from the solved load just
+    behind it, never further than that secant; nothing behind (the first step, or back towards an
+    earlier load): no extrapolation."""
+    from jointmodeller.core.studies.laxity import secant_step
+
+    loads = [0.0, 10.0, 20.0]
+    assert secant_step(loads, 20.0, 30.0) == (1, 1.0)
+    assert secant_step(loads, 20.0, 25.0) == (1, 0.5)
+    assert secant_step(loads, 20.0, 45.0) is None  # longer than the secant
+    assert secant_step([0.0, 10.0], 10.0, 5.0) is None  # back between solved loads: nothing behind
+    assert secant_step(loads, 10.0, 5.0) == (2, 0.5)  # coming down from 20
+    assert secant_step([0.0], 0.0, 10.0) is None  # the first step
+    assert secant_step(loads, 0.0, -10.0) == (1, 1.0)  # the other side starts along the first side's secant
+    assert secant_step([0.0, 10.0, 10.0], 10.0, 20.0) == (0, 1.0)  # a load solved twice is not behind itself
+
+
+def test_each_load_starts_from_the_secant_of_the_last_two_equilibria(monkeypatch):
+    """A free-body sweep starts each load's Newton solve from the last equilibrium carried on along the
+    secant of the last two: the same curve (to the solver's tolerance) in fewer force evaluations than
+    starting from the nearest equilibrium itself (secant_step switched off)."""
+    from jointmodeller.core.studies import laxity
+
+    system, p0, q0, frames = two_condyle_joint()
+    protocol = synthetic_protocol(frames, steps=6, unload=True)
+    with_secant = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
+    monkeypatch.setattr(laxity, "secant_step", lambda *args: None)
+    from_nearest = run_sweep(system, protocol, p0, q0, tol_N=1e-9)
+    np.testing.assert_allclose(with_secant.measure, from_nearest.measure, atol=1e-6)
+    assert with_secant.evaluations.sum() < from_nearest.evaluations.sum()
+
+
 def test_laxity_and_stiffness_from_curve():
     loads = np.array([0.0, 50.0, 100.0, -50.0, -100.0])
     values = loads / 20.0  # 20 N per degree
