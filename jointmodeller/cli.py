@@ -171,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = study(args.study)
     options = {"dynamics": dict(t_end=args.t_end, report_dt=args.report_dt, digits=args.digits, method=args.method,
                                 contact_geometry=args.contact_geometry),
-               "laxity": dict(experiment=args.experiment),
+               "laxity": dict(experiment=args.experiment, contact_geometry=args.contact_geometry),
                "muscle_paths": dict(coordinate=args.coordinate)}.get(args.study, {})
     options.update(_run_limits(args))
     with ProjectStore(args.project) as store:
@@ -205,9 +205,9 @@ def _run_limits(args: argparse.Namespace) -> dict:
         if not (math.isfinite(args.tol_n) and args.tol_n > 0):
             raise JointModellerError(f"--tol-n {args.tol_n:g}: must be a positive number of newtons")
         limits["force_tol" if args.study == "equilibrium" else "tol_N"] = args.tol_n
-    if args.contact_geometry != "exact" and args.study != "dynamics":
-        raise JointModellerError("--contact-geometry: only dynamics runs on distance fields (statics freeze "
-                                 "contact sets on the exact meshes)")
+    if args.contact_geometry != "exact" and args.study not in ("dynamics", "laxity"):
+        raise JointModellerError("--contact-geometry: only dynamics and laxity run on distance fields (equilibrium "
+                                 "freezes contact sets on the exact meshes)")
     if args.study == "dynamics":
         return {"max_wall_s": DEFAULT_DYNAMICS_WALL_S if args.max_wall_s is None else args.max_wall_s,
                 "max_steps": DEFAULT_DYNAMICS_MAX_STEPS if args.max_steps is None else args.max_steps}
@@ -743,9 +743,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "times the model's length scale); defaults: equilibrium 1e-8 N, laxity 1e-6 N on smooth "
                         "models and 1e-2 N with contact or wrapping")
     s.add_argument("--contact-geometry", choices=("exact", "field"), default="exact",
-                   help="dynamics: how contact points are found: exact (default) closest points on the cartilage "
-                        "meshes, or field: one lookup per vertex in signed distance fields (built once per mesh "
-                        "and cached; ~3.6x faster contact, forces within 0.5%% on the demo: docs/sdf.md)")
+                   help="dynamics and laxity: how contact points are found: exact (default) closest points on the "
+                        "cartilage meshes, or field: one lookup per vertex in signed distance fields (built once per "
+                        "mesh and cached; ~3.6x faster contact, forces within 0.5%% on the demo; the high-resolution "
+                        "demo's laxity sweep 2.6x faster, laxity within 0.1%%: docs/sdf.md). Laxity of a project "
+                        "with joints: exact only")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -57,9 +57,11 @@ def _no_loads() -> PointLoads:
     return PointLoads.constant(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 
 
-def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True) -> BuiltJoint:
-    """The project's free-body system for a laxity sweep (app.build; the project's own loads removed)."""
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping)
+def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True,
+                contact_geometry: str = "exact") -> BuiltJoint:
+    """The project's free-body system for a laxity sweep (app.build; the project's own loads removed).
+    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields)."""
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
     p0, q0 = built.system.positions(built.state)
     system = replace(built.system, loads=_no_loads(), gravity_G=built.system.gravity_G if gravity else np.zeros(3))
     by_name = {a.name: a.spring for a in project.attachments}
@@ -254,11 +256,11 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
 def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint | None = None,
                   loads: np.ndarray | None = None, progress: Progress | None = None,
                   cancel: Callable[[], bool] | None = None, warm_start: bool = True,
-                  tol_N: float | None = None) -> LaxityResult:
+                  tol_N: float | None = None, contact_geometry: str = "exact") -> LaxityResult:
     """The core sweep of an experiment of ``project`` on free bodies (builds the joint unless one is
-    given), the JCS flexion held at ``experiment.flexion_deg``; projects with joints go through
-    :func:`sweep_tree_project`."""
-    joint = joint or build_joint(project)
+    given, its contact on ``contact_geometry``), the JCS flexion held at ``experiment.flexion_deg``;
+    projects with joints go through :func:`sweep_tree_project`."""
+    joint = joint or build_joint(project, contact_geometry=contact_geometry)
     protocol = experiment_protocol(project, experiment, joint, loads)
     system = with_tone(experiment, joint.system)
     return run_sweep(system, protocol, joint.p0_G, joint.q0_GB, warm_start=warm_start,
@@ -268,20 +270,34 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
 def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
                cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None,
                max_wall_s: float | None = None, tol_N: float | None = None,
-               on_pose: Callable[[dict], None] | None = None) -> RunRecord:
+               on_pose: Callable[[dict], None] | None = None, contact_geometry: str = "exact") -> RunRecord:
     """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
     when cancel() turned True or ``max_wall_s`` seconds passed; "failed" with the message when an
     equilibrium was not found). tol_N: each step's residual tolerance, force [N] and moment per model
     length (default: the sweep's own, 1e-6 N on smooth models and 1e-2 N with contact or wrapping).
     on_pose(sample): each solved pose as a live sample (projects with joints: the tree sweep).
+    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields, read
+    from the disk cache: ~2.6x faster on the high-resolution demo, laxity within 0.1 %, docs/sdf.md),
+    recorded in the parameters; projects with joints sweep on the exact meshes only (their statics
+    freeze contact sets of mesh faces), and ask for "field" in vain with a ValidationError.
 
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
     """
     from jointmodeller.app.mobilized import needs_tree
+    from jointmodeller.core.mechanics.contact import GEOMETRIES
+    from jointmodeller.model.errors import Problem, ValidationError
 
+    if contact_geometry not in GEOMETRIES:
+        raise ValidationError(Problem("Run", None, "contact geometry",
+                                      f"{contact_geometry!r}: use one of {', '.join(GEOMETRIES)}"))
+    if contact_geometry != "exact" and needs_tree(project):
+        raise ValidationError(Problem("Run", None, "contact geometry",
+                                      f"{contact_geometry!r}: a laxity sweep of a project with joints runs on the "
+                                      "exact meshes (its statics freeze contact sets of mesh faces); distance "
+                                      "fields serve free-bone projects and dynamics"))
     experiment = find_experiment(project, experiment_name)
-    extra: dict[str, Any] = {"system": "free bodies"}
+    extra: dict[str, Any] = {"system": "free bodies", "contact_geometry": contact_geometry}
     timed_out = [False]
     if max_wall_s is not None:
         deadline = time.perf_counter() + float(max_wall_s)
@@ -300,7 +316,8 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
             result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel, tol_N=tol_N,
                                                on_pose=on_pose)
         else:
-            result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel, tol_N=tol_N)
+            result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel, tol_N=tol_N,
+                                   contact_geometry=contact_geometry)
     except SweepCancelled as stop:
         why = (f"stopped at the wall-time limit of {max_wall_s:g} s with {stop.partial.loads.size} step(s) solved"
                if timed_out[0] else "stopped by the user")

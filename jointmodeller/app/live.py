@@ -257,7 +257,7 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
                   wrapping: bool = True, rate_hz: float = STREAM_HZ, **limits) -> RunRecord:
     """app.studies.run_dynamics with live batches of the simulated states (see :class:`StepStreamer`)
     sent as ``progress(fraction, batch)``; ``limits``: max_wall_s, max_steps (run_dynamics' defaults
-    when not given). A run that ends early (stopped, failed) also keeps every
+    when not given) and contact_geometry. A run that ends early (stopped, failed) also keeps every
     state that was streamed (:func:`keep_streamed`): what the user saw is what is stored."""
     from jointmodeller.app.studies import run_dynamics
 
@@ -334,8 +334,8 @@ def study_function(study: str, project: Project, **options) -> Callable:
     if study == "dynamics":
         t_end = float(options.get("t_end", 1.0))
         report_dt = float(options.get("report_dt", min(t_end / 200.0, 0.01)))
-        extra = {k: options[k] for k in ("digits", "method", "contact", "wrapping", "max_wall_s", "max_steps")
-                 if k in options}
+        extra = {k: options[k] for k in ("digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
+                                         "contact_geometry") if k in options}
         return lambda progress, cancel: live_dynamics(project, t_end=t_end, report_dt=report_dt,
                                                       progress=progress, cancel=cancel, **extra)
     from jointmodeller.app.registry import study as registered

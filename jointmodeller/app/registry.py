@@ -52,9 +52,10 @@ def _dynamics(project, *, progress, cancel, **options) -> RunRecord:
 
 
 def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wall_s: float | None = None,
-            tol_N: float | None = None, live: bool = False) -> RunRecord:
+            tol_N: float | None = None, live: bool = False, contact_geometry: str = "exact") -> RunRecord:
     """The experiment's sweep; live: also report each solved pose as a sample (progress(f, sample)),
-    so a viewer can follow the sweep (each costs one force evaluation)."""
+    so a viewer can follow the sweep (each costs one force evaluation); contact_geometry: as
+    app.laxity.run_laxity."""
     from jointmodeller.app.laxity import run_laxity
     from jointmodeller.app.studies import PoseProgress
 
@@ -66,7 +67,7 @@ def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wal
 
     stop = None if cancel is None else (cancel.is_set if hasattr(cancel, "is_set") else cancel)
     return run_laxity(project, experiment, progress=step, cancel=stop, max_wall_s=max_wall_s, tol_N=tol_N,
-                      on_pose=report.pose if live and report is not None else None)
+                      on_pose=report.pose if live and report is not None else None, contact_geometry=contact_geometry)
 
 
 def _muscle_paths(project, *, progress, cancel, coordinate: str | None = None, start: float | None = None,
@@ -99,7 +100,7 @@ STUDIES: dict[str, Study] = {
                       ("t_end", "report_dt", "digits", "method", "contact", "wrapping", "max_wall_s", "max_steps",
                        "on_step", "contact_geometry")),
     "laxity": Study("laxity", "Laxity", "quasi-static load sweep of an experiment, against its measured data",
-                    ("experiment", "max_wall_s", "tol_N", "live"), needs_experiment=True),
+                    ("experiment", "max_wall_s", "tol_N", "live", "contact_geometry"), needs_experiment=True),
     "muscle_paths": Study("muscle_paths", "Muscle paths",
                           "tissue lengths and moment arms over a sweep of one joint coordinate",
                           ("coordinate", "start", "stop", "step"), needs_coordinates=True),

@@ -50,3 +50,26 @@ def test_dynamics_from_the_panel_stops_at_its_time_limit(small_project):
     run = fn(lambda *a: None, None)
     assert run.status == "failed" and "wall-time limit of 0.5 s" in run.message
     assert run.parameters["max_wall_s"] == 0.5 and len(run.series["time"]) >= 1
+
+
+def test_contact_geometry_setting_reaches_dynamics_and_laxity(qtbot, small_project, monkeypatch):
+    """The run panel's contact geometry (issue 17): exact meshes by default, offered for dynamics and
+    laxity only, and the choice reaches both studies (the dynamics run records it)."""
+    import jointmodeller.app.laxity as laxity
+
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    assert panel.dynamics_options()["contact_geometry"] == "exact"
+    panel.study.addItems(["dynamics", "equilibrium", "laxity"])
+    for study, offered in (("laxity", True), ("equilibrium", False), ("dynamics", True)):
+        panel.study.setCurrentText(study)
+        assert panel.contact_geometry.isEnabled() == offered, study
+    panel.contact_geometry.setCurrentIndex(panel.contact_geometry.findData("field"))
+    options = panel.dynamics_options()
+    assert options["contact_geometry"] == "field"
+    seen = {}
+    monkeypatch.setattr(laxity, "run_laxity", lambda project, name, **kw: seen.update(kw))
+    study_function("laxity", small_project, **options)(lambda *a: None, None)
+    assert seen["contact_geometry"] == "field"
+    run = study_function("dynamics", small_project, **{**options, "t_end": 0.01})(lambda *a: None, None)
+    assert run.parameters["contact_geometry"] == "field"

@@ -288,3 +288,24 @@ def test_a_wall_time_limit_stops_the_sweep_and_keeps_its_steps(project, monkeypa
     assert run.status == "stopped"
     assert run.message == "stopped at the wall-time limit of 3.5 s with 3 step(s) solved"
     np.testing.assert_allclose(run.series["load"], [0.0, 5.0, 10.0])
+
+
+def test_laxity_on_distance_fields_is_refused_for_a_project_with_joints(project):
+    """A project with joints sweeps on the tree, whose statics freeze contact sets of mesh faces: asking
+    for distance fields gets a ValidationError naming the option (nothing runs); an unknown geometry too.
+    On free bones the option is taken and recorded (here no contact pair: the same curve)."""
+    import dataclasses
+
+    from jointmodeller.model.errors import ValidationError
+    from jointmodeller.model.specs import JointSpec
+
+    on_joint = dataclasses.replace(project, masses=tuple(
+        dataclasses.replace(m, joint=JointSpec(type="free", parent="ground")) if not m.fixed else m
+        for m in project.masses))
+    with pytest.raises(ValidationError, match="contact geometry.*joints"):
+        run_laxity(on_joint, contact_geometry="field")
+    with pytest.raises(ValidationError, match="contact geometry.*'mesh'"):
+        run_laxity(project, contact_geometry="mesh")
+    exact, field = run_laxity(project), run_laxity(project, contact_geometry="field")
+    assert field.status == "completed" and field.parameters["contact_geometry"] == "field"
+    np.testing.assert_array_equal(field.series["measure"], exact.series["measure"])

@@ -74,3 +74,17 @@ def test_calibration_recovers_scaled_demo_bundle_stiffness():
         assert scales[f"stiffness scale: {name}"] == pytest.approx(value, rel=0.02)
     assert fitted.spring("MCL anterior bundle").kx[0] == pytest.approx(
         base.spring("MCL anterior bundle").kx[0] * scales["stiffness scale: MCL anterior bundle"])
+
+
+@pytest.mark.slow
+def test_demo_laxity_on_distance_fields_matches_the_exact_meshes(demo_run):
+    """Issue 17: the demo's sweep with contact on signed distance fields (`contact_geometry="field"`,
+    the fast path) keeps the physics: laxity within 2 % of the exact-mesh sweep's (the issue's line)
+    and every point of the curve within 2 % of the curve's full scale; the run records its geometry."""
+    project, exact = demo_run
+    field = run_laxity(project, contact_geometry="field")
+    assert field.status == "completed", field.message
+    assert exact.parameters["contact_geometry"] == "exact" and field.parameters["contact_geometry"] == "field"
+    assert field.summary["laxity"] == pytest.approx(exact.summary["laxity"], rel=0.02)
+    full_scale = float(np.abs(exact.series["measure"]).max())
+    np.testing.assert_allclose(field.series["measure"], exact.series["measure"], rtol=0, atol=0.02 * full_scale)

@@ -105,6 +105,22 @@ def test_laxity_prints_a_few_lines_and_keeps_the_summary_in_the_report(tmp_path,
         assert [r.status for r in store.list_runs()] == ["completed", "completed"]
 
 
+def test_run_laxity_takes_the_contact_geometry_and_equilibrium_refuses_it(tmp_path, project, capsys):
+    """`run --study laxity --contact-geometry field` (issue 17) runs the sweep and stores its geometry;
+    equilibrium refuses the option in one line and stores nothing."""
+    path = tmp_path / "joint.jmdb"
+    save_project(path, project)
+    assert main(["run", str(path), "--study", "laxity", "--contact-geometry", "field"]) == 0
+    with ProjectStore(path) as store:
+        (run,) = [store.load_run(r.id) for r in store.list_runs()]
+    assert run.study == "laxity" and run.parameters["contact_geometry"] == "field"
+    capsys.readouterr()
+    assert main(["run", str(path), "--study", "equilibrium", "--contact-geometry", "field"]) == 2
+    assert "equilibrium freezes contact sets" in one_line_error(capsys)
+    with ProjectStore(path) as store:
+        assert len(store.list_runs()) == 1
+
+
 @pytest.fixture
 def arm26_path(shared_models):
     path = shared_models / "arm26" / "arm26.osim"
