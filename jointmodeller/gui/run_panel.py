@@ -108,12 +108,15 @@ class RunPanel(QWidget):
             top.addWidget(w)
         top.addWidget(self.progress, 1)
         options = QHBoxLayout()  # the dynamics study's options
-        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits,
-                  QLabel("Contact"), self.contact_geometry):
+        for w in (QLabel("End time"), self.t_end, QLabel("Integrator"), self.method, QLabel("Accuracy"), self.digits):
             options.addWidget(w)
         options.addStretch(1)
-        limits = QHBoxLayout()  # every study's limits, on a row of their own: the panel stays narrow
-        for w in (QLabel("Time limit"), self.max_wall, QLabel("Tolerance"), self.tolerance):
+        # every study's limits and the contact geometry (dynamics and laxity), on a row of their own: on the
+        # dynamics row the contact choice made the panel's minimum 898 px instead of 674 px, which at
+        # 1200x800 left the tables' dock 296 px instead of 520 px (and drew a third more 3D-view pixels)
+        limits = QHBoxLayout()
+        for w in (QLabel("Time limit"), self.max_wall, QLabel("Tolerance"), self.tolerance, QLabel("Contact"),
+                  self.contact_geometry):
             limits.addWidget(w)
         limits.addStretch(1)
         self.study.currentTextChanged.connect(self._study_changed)
