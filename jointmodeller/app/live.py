@@ -347,8 +347,8 @@ def study_function(study: str, project: Project, **options) -> Callable:
     return lambda progress, cancel: entry.run(project, progress=progress, cancel=cancel, **chosen)
 
 
-__all__ = ["STREAM_HZ", "LiveState", "StepStreamer", "keep_streamed", "live_dynamics", "split_batch", "stream_poses",
-           "study_function"]
+__all__ = ["SPARE_IMPORTS", "STREAM_HZ", "LiveState", "StepStreamer", "keep_streamed", "live_dynamics",
+           "serve_one_study", "split_batch", "stream_poses", "study_function"]
 
 
 PROGRESS_INTERVAL_S = 1.0 / 20.0
@@ -356,18 +356,60 @@ CHILD_NICE = 5
 """The study process's niceness increment: it computes whenever the GUI does not need the CPU."""
 
 
+SPARE_IMPORTS = ("jointmodeller.app.registry", "jointmodeller.app.studies", "jointmodeller.app.build",
+                 "jointmodeller.app.laxity", "jointmodeller.app.mobilized", "jointmodeller.core.multibody.integrate",
+                 "scipy.integrate", "scipy.optimize")
+"""What a spare study process imports while it waits for its study (a study's own imports: seconds)."""
+
+
+def serve_one_study(jobs, queue, cancel, resume) -> None:
+    """Entry point of a spare study process, started before the user asks for a study: imports what
+    studies need (:data:`SPARE_IMPORTS`), says ("ready", None) through ``queue``, then runs the one
+    study that arrives on ``jobs`` as (study, project, options) as :func:`run_in_child` does; None
+    on ``jobs`` (or its end) lets the process exit unused."""
+    import importlib
+
+    _lower_priority()
+    for name in SPARE_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional part: the study imports it (and says why) if it needs it
+            pass
+    queue.put(("ready", None))
+    try:
+        job = jobs.get()
+    except (EOFError, OSError):
+        return
+    if job is None:
+        return
+    study, project, options = job
+    _run_study(study, project, options, queue, cancel, resume)
+
+
+def _lower_priority() -> None:
+    """This process computes at CHILD_NICE below the GUI: drawing and input come first when the CPUs
+    are busy."""
+    import os
+
+    if hasattr(os, "nice"):
+        try:
+            os.nice(CHILD_NICE)
+        except OSError:
+            pass
+
+
 def run_in_child(study: str, project: Project, options: dict, queue, cancel, resume) -> None:
     """Entry point of a study process: runs ``study`` and sends ("progress", f), ("sample", dict),
     then ("done", RunRecord) or ("failed", message) through ``queue``; waits while ``resume`` is clear
     and stops when ``cancel`` is set. No Qt here: the GUI process polls the queue."""
-    import os
+    _lower_priority()
+    _run_study(study, project, options, queue, cancel, resume)
+
+
+def _run_study(study: str, project: Project, options: dict, queue, cancel, resume) -> None:
+    """Run ``study`` in this (study) process, reporting through ``queue`` as run_in_child says."""
     import traceback
 
-    if hasattr(os, "nice"):
-        try:
-            os.nice(CHILD_NICE)  # the GUI (drawing, input) comes first when the CPUs are busy
-        except OSError:
-            pass
     last = [-1.0, 0.0]
 
     def progress(fraction: float, sample=None) -> None:

@@ -63,6 +63,9 @@ more in a GUI process). The first window never waits for them; one that cannot b
 (``popen_spawn_posix`` on Windows) fails where it is used, if it is."""
 WARM_UP_DELAY_MS = 1500
 """After the first show of the main window, when the warm-up imports begin."""
+SPARE_STUDY_AFTER_SHOW_MS = 4000
+"""launch() starts the spare study process (ProcessStudyRunner.prepare) this long after the first show:
+after the window's warm-up imports, so that the two do not share the CPUs with the start-up."""
 
 
 class QtCommand(QUndoCommand):
@@ -335,6 +338,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.study_control.stop_all()
+        self.process_runner.retire_spare()
         self._autosave.stop()
         self.settings.setValue("window_state", self.saveState())
         if self.confirm or not self.doc.dirty:
@@ -359,6 +363,8 @@ def launch(project_path: str | None = None, argv: list[str] | None = None) -> in
     elif not win.files.offer_recovery(ask=True):
         win.open_demo()
     win.show()
+    # a study process kept waiting for Start, begun once the window's own start-up work is done
+    QTimer.singleShot(SPARE_STUDY_AFTER_SHOW_MS, win, win.process_runner.prepare)
     return int(app.exec())
 
 

@@ -14,6 +14,7 @@ import queue
 import threading
 import time
 import traceback
+from functools import partial
 from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -38,6 +39,8 @@ def forward_messages(runner, get_nowait: Callable[[], tuple[str, object]]) -> tu
             kind, payload = get_nowait()
         except queue.Empty:
             break
+        if kind == "ready":  # a spare study process is up (it runs the study it is sent next)
+            continue
         if kind == "progress":
             runner.progressed.emit(payload)
         elif kind == "sample":
@@ -176,6 +179,66 @@ class StudyRunner(QObject):
         return not self.running
 
 
+class SpareStudyProcess:
+    """A study process started before its study (app.live.serve_one_study): its interpreter and the
+    studies' imports are up by the time the user presses Start, which then costs only sending the
+    project. Spawned from a helper thread, like every study process; the queues and events are its own."""
+
+    def __init__(self, ctx) -> None:
+        from jointmodeller.app.live import serve_one_study
+
+        self.queue = ctx.Queue()
+        self.jobs = ctx.Queue()
+        self.cancel = ctx.Event()
+        self.resume = ctx.Event()
+        self.resume.set()
+        self.process = ctx.Process(target=serve_one_study, daemon=True,
+                                   args=(self.jobs, self.queue, self.cancel, self.resume))
+        self.started = threading.Event()
+        self.errors: list[str] = []
+        threading.Thread(target=self._spawn, name="study-spare", daemon=True).start()
+
+    def _spawn(self) -> None:
+        try:
+            self.process.start()
+        except Exception as exc:  # the runner starts the study in a process of its own instead
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            self.started.set()
+
+    def usable(self) -> bool:
+        """Still able to take a study: starting, or up and waiting (not failed, not ended)."""
+        if self.errors:
+            return False
+        if not self.started.is_set():
+            return True
+        return self.process.is_alive()
+
+    def send(self, study: str, project, options: dict) -> None:
+        self.jobs.put((study, project, dict(options)))
+
+    def retire(self) -> None:
+        """Let the process exit unused (it reads None as its job)."""
+        try:
+            self.jobs.put(None)
+        except (ValueError, OSError):  # the queue is closed already
+            pass
+
+
+_RETIRED: list[SpareStudyProcess] = []
+"""Retired spares until their process has ended: a process still starting unpickles the queues' and
+events' named semaphores, which must not be released before it has (they are unlinked when freed)."""
+
+
+def _retire_spare(holder: list) -> None:
+    """Retire the spare kept in ``holder`` (the runner's QObject may be gone: no method of it)."""
+    spare, holder[:] = (holder[0] if holder else None), [None]
+    _RETIRED[:] = [r for r in _RETIRED if not r.started.is_set() or r.process.is_alive()]
+    if spare is not None:
+        spare.retire()
+        _RETIRED.append(spare)
+
+
 class ProcessStudyRunner(QObject):
     """Runs a named study in a separate process (so the solver never holds this process's GIL and
     the event loop only draws), with the same signals and controls as :class:`StudyRunner`.
@@ -185,9 +248,15 @@ class ProcessStudyRunner(QObject):
     runs at a lower CPU priority than this process (CHILD_NICE) and sends progress, live samples and
     the finished run through a queue that a timer drains every POLL_MS; an ended child is reaped
     without waiting.
+
+    After :meth:`prepare` the runner keeps a spare study process (:class:`SpareStudyProcess`) waiting
+    for the next study, made again SPARE_AFTER_RUN_MS after each run ends: Start then skips the
+    process start and the studies' imports (seconds on a desktop machine, docs/benchmarks.md).
     """
 
     POLL_MS = 15
+    SPARE_AFTER_RUN_MS = 1000
+    """A new spare is started this long after a run ends (the machine is not busy with the run)."""
     REAP_AFTER_S = 5.0
     """A child still alive this long after sending its run is terminated."""
     progressed = Signal(float)
@@ -214,6 +283,36 @@ class ProcessStudyRunner(QObject):
         self._reaper = QTimer(self)
         self._reaper.setInterval(200)
         self._reaper.timeout.connect(self._reap)
+        self.keep_spare = False
+        self._spare_in_use: SpareStudyProcess | None = None
+        self._spare_holder: list = [None]  # [SpareStudyProcess | None], shared with the destroyed hook
+        self.destroyed.connect(partial(_retire_spare, self._spare_holder))
+
+    @property
+    def spare(self) -> SpareStudyProcess | None:
+        """The study process waiting for the next study (after :meth:`prepare`), if any."""
+        return self._spare_holder[0]
+
+    def prepare(self) -> None:
+        """Keep a spare study process from now on (the first now, unless a study is running)."""
+        self.keep_spare = True
+        if not self.running:
+            self._replenish()
+
+    def _replenish(self) -> None:
+        spare = self._spare_holder[0]
+        if not self.keep_spare or self.running or (spare is not None and spare.usable()):
+            return
+        self._spare_holder[0] = SpareStudyProcess(self._ctx)
+
+    def retire_spare(self) -> None:
+        """Let the spare process exit and keep none from now on (closing the window)."""
+        self.keep_spare = False
+        spare = self._spare_holder[0]
+        _retire_spare(self._spare_holder)
+        if spare is not None:
+            self._ending.append((spare.process, time.perf_counter()))
+            self._reaper.start()
 
     @property
     def running(self) -> bool:
@@ -228,6 +327,17 @@ class ProcessStudyRunner(QObject):
 
         if self.running:
             raise RuntimeError("a study is already running")
+        spare, self._spare_holder[0] = self._spare_holder[0], None
+        self._spare_in_use = None
+        if spare is not None and spare.usable():  # up (or starting) with the imports done: send the study
+            self._spare_in_use = spare  # its queues and events live as long as its process may read them
+            self._queue, self._cancel, self._resume = spare.queue, spare.cancel, spare.resume
+            self.process = spare.process
+            self._started, self._start_error = spare.started, spare.errors
+            spare.send(study, project, dict(options or {}))
+            self._timer.start()
+            self.runningChanged.emit(True)
+            return
         self._queue = self._ctx.Queue()
         self._cancel = self._ctx.Event()
         self._resume = self._ctx.Event()
@@ -276,6 +386,8 @@ class ProcessStudyRunner(QObject):
             self._reaper.start()
         self.process = None
         self.runningChanged.emit(False)
+        if self.keep_spare:
+            QTimer.singleShot(self.SPARE_AFTER_RUN_MS, self, self._replenish)
 
     def _reap(self) -> None:
         """Join ended children without blocking; terminate one that outlives REAP_AFTER_S."""
@@ -322,4 +434,4 @@ class ProcessStudyRunner(QObject):
         return not self.running
 
 
-__all__ = ["ProcessStudyRunner", "StudyRunner", "StudyWorker"]
+__all__ = ["ProcessStudyRunner", "SpareStudyProcess", "StudyRunner", "StudyWorker"]
