@@ -57,6 +57,17 @@ def _pad(rows: list[np.ndarray]) -> np.ndarray:
     return np.array(padded).reshape(len(rows), width)
 
 
+def check_contact_geometry(contact_geometry: str) -> str:
+    """``contact_geometry`` if it is one the studies know (core.mechanics.contact.GEOMETRIES), else a
+    ValidationError naming the choices (the Run section's "contact geometry")."""
+    from jointmodeller.core.mechanics.contact import GEOMETRIES
+
+    if contact_geometry not in GEOMETRIES:
+        raise ValidationError(Problem("Run", None, "contact geometry",
+                                      f"{contact_geometry!r}: use one of {', '.join(GEOMETRIES)}"))
+    return contact_geometry
+
+
 def build_mechanical_system(
     project: Project, *, contact: bool = True, wrapping: bool = True, use_numba: bool | None = None,
     coordinate_index: dict[str, int] | None = None, q0: np.ndarray | None = None,

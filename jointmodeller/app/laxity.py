@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence, overload
 
 import numpy as np
 
-from jointmodeller.app.build import build_mechanical_system
+from jointmodeller.app.build import build_mechanical_system, check_contact_geometry
 from jointmodeller.app.laxity_frames import carried_masses, joint_child_origin_B, joint_frames, joint_long_axes
 from jointmodeller.app.laxity_report import compare_with_measured, load_unit, result_to_run
 from jointmodeller.core.mechanics.loads import PointLoads
@@ -285,13 +285,9 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     draws the live curve from it.
     """
     from jointmodeller.app.mobilized import needs_tree
-    from jointmodeller.core.mechanics.contact import GEOMETRIES
     from jointmodeller.model.errors import Problem, ValidationError
 
-    if contact_geometry not in GEOMETRIES:
-        raise ValidationError(Problem("Run", None, "contact geometry",
-                                      f"{contact_geometry!r}: use one of {', '.join(GEOMETRIES)}"))
-    if contact_geometry != "exact" and needs_tree(project):
+    if check_contact_geometry(contact_geometry) != "exact" and needs_tree(project):
         raise ValidationError(Problem("Run", None, "contact geometry",
                                       f"{contact_geometry!r}: a laxity sweep of a project with joints runs on the "
                                       "exact meshes (its statics freeze contact sets of mesh faces); distance "

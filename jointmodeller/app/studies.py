@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from jointmodeller.app.build import BuiltMechanics, build_mechanical_system
+from jointmodeller.app.build import BuiltMechanics, build_mechanical_system, check_contact_geometry
 from jointmodeller.app.run_poses import poses_of_states, rotations_GB
 from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.multibody.integrate import METHODS, PROJECTED_METHOD, Trajectory, report_times, simulate
@@ -246,11 +246,7 @@ def run_dynamics(
     contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields, read
     from the disk cache; docs/sdf.md gives the difference measured), recorded in the parameters.
     """
-    from jointmodeller.core.mechanics.contact import GEOMETRIES
-
-    if contact_geometry not in GEOMETRIES:
-        raise ValidationError(Problem("Run", None, "contact geometry",
-                                      f"{contact_geometry!r}: use one of {', '.join(GEOMETRIES)}"))
+    check_contact_geometry(contact_geometry)
     from jointmodeller.app.mobilized import needs_tree
     from jointmodeller.app.tree_studies import run_dynamics_mobilized
 
