@@ -127,6 +127,7 @@ class StudyController(QObject):
         self._show_running_in_run_box(study or "study")
         w.plots.preload()  # the run's plots are drawn when it ends
         self.live_project = w.doc.project
+        w.viewport.prepare_live_detail()  # coarse bones and cartilage for its live states
         if fn is None:
             self.active = w.process_runner
             w.process_runner.start(study, w.doc.project, rp.dynamics_options())
@@ -237,6 +238,7 @@ class StudyController(QObject):
     # ------------------------------------------------------------------ finished runs
     def _run_finished(self, run) -> None:
         w, rp = self.window, self.window.run_panel
+        w.viewport.end_live()
         w.runFinished.emit(run)
         if not isinstance(run, RunRecord):
             rp.status.setText("The study returned no run record.")
@@ -248,6 +250,7 @@ class StudyController(QObject):
         rp.status.setText(f"{run.study}: {run.status}. {run.message}".strip())
 
     def _run_failed(self, message: str) -> None:
+        self.window.viewport.end_live()
         self.window.run_panel.status.setText(f"The study failed: {message.splitlines()[0]}")
         self.refresh_runs()  # the "running" entry goes
 

@@ -24,9 +24,12 @@ from jointmodeller.render.scene_diff import actor_input
 
 LIVE_FPS = 60.0
 """Upper bound of redraws per second during a live run (states in between are dropped)."""
-MAX_DRAW_DUTY = 0.9
-"""At most this share of the wall time goes to live frames (asking for one until the window shows it):
-slow software OpenGL draws less often instead of starving the event loop."""
+MAX_DRAW_DUTY = 1.0
+"""At most this share of the wall time goes to live frames (asking for one until the window shows it).
+1: the next frame is asked for as soon as the last is shown (at most LIVE_FPS a second). A frame is
+drawn in the widget's paint, an event like any other, so input and timers are served between frames
+either way; 0.9 (a pause of a ninth of a frame) cost the demo's live view ~2 of its 26–28 frames a
+second on a quiet 2-core machine without lowering the longest stall (issue 18, docs/benchmarks.md)."""
 PAINT_TIMEOUT_S = 0.5
 """A live frame the window has not shown after this long (e.g. hidden) no longer holds the next."""
 LIVE_PLAY_HZ = 90.0
@@ -77,6 +80,11 @@ class Viewport(QWidget):
         self.plotter.setAttribute(Qt.WA_NativeWindow)
         self.plotter.disable_anti_aliasing()
         self.scene = JointScene(self.plotter)
+        self._live_run = False
+        """A study runs (from :meth:`prepare_live_detail` to :meth:`end_live`): live states are drawn
+        with the coarse twins of the bones and cartilage (``scene.live_detail``)."""
+        self._making_twins = False
+        self._closed = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plotter.interactor)
@@ -134,9 +142,39 @@ class Viewport(QWidget):
             self._pending = frame
             self._schedule(0.0)
 
+    def prepare_live_detail(self) -> None:
+        """A study is starting: make the coarse twins of the bones and cartilage for its live states
+        (:mod:`jointmodeller.render.live_detail`), one per turn of the event loop (~50 ms each the
+        first time, read from the display cache after); its first states come later."""
+        self._live_run = True
+        if not self._making_twins:
+            self._making_twins = True
+            QTimer.singleShot(0, self, self._make_twin)
+
+    def _make_twin(self) -> None:
+        if self._closed:  # the plotter is gone: nothing may be added to it
+            self._making_twins = False
+            return
+        more = self.scene.project is not None and self.scene.live_detail.make_next()
+        if more and self._live_run:
+            QTimer.singleShot(0, self, self._make_twin)
+        else:
+            self._making_twins = False
+
+    def end_live(self) -> None:
+        """The study ended: the full bones and cartilage again (drawn at once)."""
+        self._live_run = False
+        if self._closed:
+            return
+        if self.scene.live_detail.set_live(False):
+            self.plotter.update()
+
     def queue_live(self, states: list, to_frame: Callable[[object], SceneFrame | None]) -> None:
         """Queue streamed live states (oldest first); the live timer draws them at a steady rate,
-        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted)."""
+        each at most once, converting the drawn one with ``to_frame`` (nothing else is converted).
+        During a run (:meth:`prepare_live_detail`) they are drawn with the coarse twins."""
+        if self._live_run and not self.scene.live_detail.live:
+            self.scene.live_detail.set_live(True)
         self._to_frame = to_frame
         self.playback.push(states)
         if self._awaiting is None and not self._timer.isActive():
@@ -236,6 +274,8 @@ class Viewport(QWidget):
         return w[:3] / w[3] if w[3] not in (0.0, 1.0) else w[:3]
 
     def close(self) -> bool:
+        self._closed = True
+        self._live_run = False
         self._timer.stop()
         try:
             self.plotter.close()

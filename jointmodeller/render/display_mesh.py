@@ -18,42 +18,49 @@ the demo costs ~40 ms instead of ~140 ms on software OpenGL. Picking still snaps
 DISPLAY_CACHE_VERSION = 1
 """Of the decimated meshes kept on disk (:func:`display_mesh`'s ``cache_dir``); part of their key."""
 
-_DISPLAY_CACHE: dict[int, tuple[object, pv.PolyData]] = {}
+_DISPLAY_CACHE: dict[tuple[int, int], tuple[object, pv.PolyData]] = {}
 
 
-def display_mesh(mesh, cache_dir: str | os.PathLike | None = None) -> pv.PolyData:
-    """The PolyData drawn for a MeshData (in L): decimated to DISPLAY_MAX_FACES, cached in memory and,
-    with ``cache_dir``, on disk: the decimation of a 60k-face bone takes ~0.15–0.3 s, reading it back
-    ~10 ms (the GUI passes its per-user cache folder, so a project opens that much faster the second
-    time). The file is named by a hash of the mesh's vertices and faces, DISPLAY_MAX_FACES and VTK's
-    version, holds the same points and triangles the decimation gave, and is rebuilt when it cannot be
-    read or does not carry its key."""
-    hit = _DISPLAY_CACHE.get(id(mesh))
+def display_mesh(mesh, cache_dir: str | os.PathLike | None = None,
+                 max_faces: int = DISPLAY_MAX_FACES) -> pv.PolyData:
+    """The PolyData drawn for a MeshData (in L): decimated to ``max_faces`` (default DISPLAY_MAX_FACES),
+    cached in memory and, with ``cache_dir``, on disk: the decimation of a 60k-face bone takes
+    ~0.15–0.3 s, reading it back ~10 ms (the GUI passes its per-user cache folder, so a project opens
+    that much faster the second time). Fewer faces than DISPLAY_MAX_FACES (the live view's level of
+    detail, :mod:`jointmodeller.render.live_detail`) are decimated from the display mesh, ~50 ms. The
+    file is named by a hash of the mesh's vertices and faces, ``max_faces`` and VTK's version, holds
+    the same points and triangles the decimation gave, and is rebuilt when it cannot be read or does
+    not carry its key."""
+    max_faces = int(max_faces)
+    hit = _DISPLAY_CACHE.get((id(mesh), max_faces))
     if hit is not None and hit[0] is mesh:
         return hit[1]
     poly = None
     path = None
-    if mesh.n_faces > DISPLAY_MAX_FACES and cache_dir is not None:
-        key = display_cache_key(mesh)
+    if mesh.n_faces > max_faces and cache_dir is not None:
+        key = display_cache_key(mesh, max_faces)
         path = Path(cache_dir) / f"display-{key}.vtp"
         poly = _read_display(path, key)
     if poly is None:
-        faces = np.hstack([np.full((mesh.n_faces, 1), 3), mesh.faces]).ravel()
-        poly = pv.PolyData(np.array(mesh.vertices_L), faces)
-        if mesh.n_faces > DISPLAY_MAX_FACES:
-            poly = poly.decimate(1.0 - DISPLAY_MAX_FACES / mesh.n_faces)
+        if max_faces < DISPLAY_MAX_FACES and mesh.n_faces > max_faces:
+            poly = display_mesh(mesh, cache_dir)  # the display mesh is the cheaper source
+        else:
+            faces = np.hstack([np.full((mesh.n_faces, 1), 3), mesh.faces]).ravel()
+            poly = pv.PolyData(np.array(mesh.vertices_L), faces)
+        if poly.n_cells > max_faces:
+            poly = poly.decimate(1.0 - max_faces / poly.n_cells)
             if path is not None:
                 _write_display(poly, path, key)
-    if len(_DISPLAY_CACHE) > 32:
+    if len(_DISPLAY_CACHE) > 64:
         _DISPLAY_CACHE.clear()
-    _DISPLAY_CACHE[id(mesh)] = (mesh, poly)
+    _DISPLAY_CACHE[(id(mesh), max_faces)] = (mesh, poly)
     return poly
 
 
-def display_cache_key(mesh) -> str:
-    """Hex SHA-256 naming the decimated display mesh of a MeshData."""
+def display_cache_key(mesh, max_faces: int = DISPLAY_MAX_FACES) -> str:
+    """Hex SHA-256 naming the decimated display mesh of a MeshData (at most ``max_faces`` triangles)."""
     h = hashlib.sha256(b"jointmodeller-display-mesh")
-    h.update(np.array([DISPLAY_CACHE_VERSION, DISPLAY_MAX_FACES], np.int64).tobytes())
+    h.update(np.array([DISPLAY_CACHE_VERSION, int(max_faces)], np.int64).tobytes())
     h.update(repr(tuple(pv.vtk_version_info)).encode())
     for a in (np.ascontiguousarray(mesh.vertices_L, np.float64), np.ascontiguousarray(mesh.faces, np.int64)):
         h.update(f"{a.dtype.str}:{a.shape};".encode())

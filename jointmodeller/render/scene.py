@@ -22,6 +22,7 @@ from jointmodeller.render.display_mesh import (  # noqa: F401  (also served here
     DISPLAY_MAX_FACES,
     display_mesh,
 )
+from jointmodeller.render.live_detail import LiveDetail
 from jointmodeller.render.scene_diff import update_scene
 from jointmodeller.render.scene_rows import (  # noqa: F401  (also served here, as before the split)
     ARROW_COLOUR,
@@ -142,6 +143,8 @@ class JointScene:
         self._point_L = np.zeros((0, 3))
         self._body_names: list[str] = []
         self._tissue_key: tuple | None = None
+        self.live_detail = LiveDetail(self)
+        """Coarse twins of the bones and cartilage, drawn instead of them while a live run plays."""
         plotter.set_background(BACKGROUND)
         use_headlight(plotter)
 
@@ -150,6 +153,7 @@ class JointScene:
         """Rebuild every actor from the project (meshes are uploaded to VTK once per build): for
         another project. An edit of the shown one goes through :meth:`update`."""
         p = self.plotter
+        self.live_detail.clear()
         for actor in list(self.mass_actors.values()) + list(self.cartilage_actors.values()) + list(
                 self.axes_actors.values()) + [a.actor for a in self.arrow_actors.values()] + [
                 self.tissue_actor, self.contact_actor]:
@@ -191,6 +195,7 @@ class JointScene:
             self.build(project, frame)
             return SceneChanges(rebuilt=True)
         changes = update_scene(self, project)
+        self.live_detail.set_live(self.live_detail.live)  # an edited bone is drawn in full until its twin is made
         self.set_frame(frame or self._frame, render=False)
         self._restyle_selection()
         return changes
@@ -246,6 +251,7 @@ class JointScene:
             self.axes_actors[name].user_matrix = M
         for name, actor in self.cartilage_actors.items():
             actor.user_matrix = pose_matrix(poses[name])
+        self.live_detail.place()
         for arrow in self.arrow_actors.values():
             M = np.eye(4)
             M[:3, 3] = to_global(poses[arrow.body], arrow.point_L)
@@ -421,7 +427,7 @@ class JointScene:
         for name, a in self.mass_actors.items():
             if a is actor:
                 return name
-        return None
+        return self.live_detail.mass_of_actor(actor)
 
     def set_axes_visible(self, visible: bool) -> None:
         self.show_axes = visible
