@@ -35,6 +35,8 @@ PAINT_TIMEOUT_S = 0.5
 LIVE_PLAY_HZ = 90.0
 """Streamed states are played at most this fast (the study streams 90 a second; the viewport shows
 what it can of them, at most LIVE_FPS, skipping the rest)."""
+TWIN_GAP_MS = 15
+"""Pause between making two coarse twins when a study starts (the event loop is served between)."""
 LIVE_MAX_LAG_S = 5.0
 """Streamed states wait at most this long (an integrator step of the demo can take seconds)."""
 
@@ -144,8 +146,8 @@ class Viewport(QWidget):
 
     def prepare_live_detail(self) -> None:
         """A study is starting: make the coarse twins of the bones and cartilage for its live states
-        (:mod:`jointmodeller.render.live_detail`), one per turn of the event loop (~50 ms each the
-        first time, read from the display cache after); its first states come later."""
+        (:mod:`jointmodeller.render.live_detail`, their meshes made with the scene), one every
+        TWIN_GAP_MS; its first states come later."""
         self._live_run = True
         if not self._making_twins:
             self._making_twins = True
@@ -157,7 +159,7 @@ class Viewport(QWidget):
             return
         more = self.scene.project is not None and self.scene.live_detail.make_next()
         if more and self._live_run:
-            QTimer.singleShot(0, self, self._make_twin)
+            QTimer.singleShot(TWIN_GAP_MS, self, self._make_twin)
         else:
             self._making_twins = False
 

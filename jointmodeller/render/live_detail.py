@@ -8,9 +8,12 @@ docs/benchmarks.md). Each bone and cartilage actor gets a *twin*: a second actor
 mesh decimated to LIVE_MAX_FACES (:func:`~jointmodeller.render.display_mesh.display_mesh`, cached on
 disk as the display meshes are), sharing the full actor's property (colour, selection, culling) and
 following its pose. While live, a fresh twin is shown and its full actor hidden; otherwise the twins
-are hidden. Twins are made one at a time on the caller's thread (:meth:`LiveDetail.make_next`, ~50 ms
-the first time, a file read afterwards): no VTK object is touched by two threads. A twin whose full
-actor or mesh changed (an edit) is dropped and its full actor drawn until it is made again.
+are hidden. The coarse meshes are made with the display meshes, when the scene is built or edited
+(:meth:`LiveDetail.prefetch`: ~50 ms a mesh the first time, a file read of a few ms afterwards), and
+the twin actors one at a time when a study starts (:meth:`LiveDetail.make_next`, a few ms each), all on
+the caller's thread: no VTK object is touched by two threads, and no decimation runs while a study
+starts. A twin whose full actor or mesh changed (an edit) is dropped and its full actor drawn until it
+is made again.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ class LiveDetail:
         self.drop_stale()
         return [key for key, (_actor, mesh) in self._rows().items()
                 if key not in self._twins and mesh.n_faces > LIVE_MAX_FACES]
+
+    def prefetch(self) -> None:
+        """Make (or read from the display cache) the coarse meshes of the actors without a twin, so
+        that :meth:`make_next` has only to add actors."""
+        rows = self._rows()
+        for key in self.pending():
+            display_mesh(rows[key][1], self.scene.display_cache, LIVE_MAX_FACES)
 
     def make_next(self) -> bool:
         """Make one missing twin (shown at once when live); True while others are missing."""

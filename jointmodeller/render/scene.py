@@ -185,6 +185,7 @@ class JointScene:
         if reset_camera:
             self.camera_preset("oblique", render=False)
         self._restyle_selection()
+        self.live_detail.prefetch()  # the live view's coarse meshes, made with the display meshes
 
     def update(self, project: Project, frame: SceneFrame | None = None) -> SceneChanges:
         """Show an edited version of the shown project: rows are matched to what is drawn (by name,
@@ -196,6 +197,7 @@ class JointScene:
             return SceneChanges(rebuilt=True)
         changes = update_scene(self, project)
         self.live_detail.set_live(self.live_detail.live)  # an edited bone is drawn in full until its twin is made
+        self.live_detail.prefetch()
         self.set_frame(frame or self._frame, render=False)
         self._restyle_selection()
         return changes

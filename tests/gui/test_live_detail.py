@@ -128,3 +128,27 @@ def test_closing_the_window_while_twins_are_made_stops_making_them(qtbot, window
     w.close()
     qtbot.waitUntil(lambda: not vp._making_twins, timeout=30000)
     assert not vp.scene.live_detail._twins
+
+
+
+def test_the_coarse_meshes_are_made_with_the_scene_not_when_a_study_starts(qtbot, window, demo_project, monkeypatch,
+                                                                             tmp_path):
+    """Starting a study only adds the twins' actors: their decimation (~50 ms a mesh, a stall of the
+    GUI thread while the study starts) was done when the scene was built."""
+    import pyvista as pv
+
+    from jointmodeller.render import display_mesh
+
+    monkeypatch.setenv("JOINTMODELLER_CACHE", str(tmp_path / "cache"))  # nothing decimated before
+    monkeypatch.setattr(display_mesh, "_DISPLAY_CACHE", {})
+    w = window(demo_project)
+    vp = w.viewport
+    _drawn_cells(vp)  # the scene is built
+
+    def no_decimation(*args, **kwargs):
+        raise AssertionError("a mesh was decimated while the study started")
+
+    monkeypatch.setattr(pv.PolyData, "decimate", no_decimation)
+    vp.prepare_live_detail()
+    qtbot.waitUntil(lambda: not vp._making_twins, timeout=60000)
+    assert len(vp.scene.live_detail._twins) >= 4 and not vp.scene.live_detail.pending()
