@@ -59,26 +59,29 @@ class LiveDetail:
                     rows[(kind, name)] = (actor, mesh)
         return rows
 
-    def pending(self) -> list[tuple[str, str]]:
-        """The actors that would draw fewer triangles with a twin not made yet."""
-        self.drop_stale()
-        return [key for key, (_actor, mesh) in self._rows().items()
+    def pending(self, rows: dict | None = None) -> list[tuple[str, str]]:
+        """The actors that would draw fewer triangles with a twin not made yet (``rows``: :meth:`_rows`,
+        if the caller has it)."""
+        rows = self._rows() if rows is None else rows
+        self.drop_stale(rows)
+        return [key for key, (_actor, mesh) in rows.items()
                 if key not in self._twins and mesh.n_faces > LIVE_MAX_FACES]
 
     def prefetch(self) -> None:
         """Make (or read from the display cache) the coarse meshes of the actors without a twin, so
         that :meth:`make_next` has only to add actors."""
         rows = self._rows()
-        for key in self.pending():
+        for key in self.pending(rows):
             display_mesh(rows[key][1], self.scene.display_cache, LIVE_MAX_FACES)
 
     def make_next(self) -> bool:
         """Make one missing twin (shown at once when live); True while others are missing."""
-        todo = self.pending()
+        rows = self._rows()
+        todo = self.pending(rows)
         if not todo:
             return False
         key = todo[0]
-        full, mesh = self._rows()[key]
+        full, mesh = rows[key]
         coarse = display_mesh(mesh, self.scene.display_cache, LIVE_MAX_FACES)
         actor = self.scene.plotter.add_mesh(coarse, smooth_shading=True, name=f"live:{key[0]}:{key[1]}",
                                             pickable=key[0] == "mass", render=False)
@@ -115,10 +118,10 @@ class LiveDetail:
         return None
 
     # ------------------------------------------------------------------ lifetime
-    def drop_stale(self) -> None:
+    def drop_stale(self, rows: dict | None = None) -> None:
         """Remove the twins whose full actor was replaced or removed or whose row's mesh changed (their
         full actors are drawn again)."""
-        rows = self._rows()
+        rows = self._rows() if rows is None else rows
         for key in [k for k, twin in self._twins.items()
                     if k not in rows or rows[k][0] is not twin.full or rows[k][1] is not twin.mesh]:
             twin = self._twins.pop(key)
