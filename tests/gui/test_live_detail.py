@@ -152,3 +152,25 @@ def test_the_coarse_meshes_are_made_with_the_scene_not_when_a_study_starts(qtbot
     vp.prepare_live_detail()
     qtbot.waitUntil(lambda: not vp._making_twins, timeout=60000)
     assert len(vp.scene.live_detail._twins) >= 4 and not vp.scene.live_detail.pending()
+
+
+def test_the_knee_demo_gets_twins_only_for_its_meshes_above_the_live_detail(qtbot, window):
+    """On the lenhart2015 knee (its packaged meshes): a bone or cartilage of more than LIVE_MAX_FACES
+    triangles gets a coarse twin, a smaller one is drawn as it is."""
+    from jointmodeller.app.knee_demo import build_knee_demo_project
+    from jointmodeller.render.live_detail import LIVE_MAX_FACES
+
+    project = build_knee_demo_project()
+    w = window(project)
+    vp = w.viewport
+    full = _drawn_cells(vp)
+    vp.prepare_live_detail()
+    qtbot.waitUntil(lambda: not vp._making_twins, timeout=60000)
+    _play(qtbot, w, project, 5)
+    live = _drawn_cells(vp)
+    assert any(n > LIVE_MAX_FACES for n in full.values())
+    for key, n in full.items():
+        if n <= LIVE_MAX_FACES:
+            assert live[key] == n, key
+        else:
+            assert 0 < live[key] <= LIVE_MAX_FACES, key
