@@ -25,7 +25,8 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     """Static equilibrium of a tree with contact pairs: MJM's procedure for statics (seed 004 §3.4)
     in tree coordinates, as the free-body solver does it — freeze each pair's contact set (with a band
     of vertices about to touch), solve Newton on that smooth problem until a frozen vertex has moved
-    half the band, regenerate the sets at the new pose, and repeat until the true residual
+    half the band (no trial step may move one farther than the whole band or a face: ``max_move``),
+    regenerate the sets at the new pose, and repeat until the true residual
     (regenerated contact) meets the tolerances. on_pose(q): the pose after each contact set.
     contact_scale: solve with every contact pair's stiffness times this (copies of the pairs,
     ``ContactPair.scaled``; the built system is not changed).
@@ -63,7 +64,7 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
                                      force_tol=force_tol, moment_tol=moment_tol, max_iterations=iterations_per_set,
                                      forces=forces_with(mp, others + frozen), move_limit=limit,
                                      moved=frozen_set_motion(frozen, lambda x: mech_kinematics_at(mp, x)),
-                                     broyden=True, cancel=cancel)
+                                     broyden=True, cancel=cancel, max_move=2.0 * limit)
         q = sub.state.q
         its, evals = its + sub.iterations, evals + sub.evaluations
         r = unbalanced_forces(system, t, q, true_forces(t, q))

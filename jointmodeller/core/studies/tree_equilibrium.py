@@ -178,6 +178,7 @@ def solve_tree_equilibrium(
     move_limit: float | None = None,
     moved: Callable[[np.ndarray, np.ndarray], float] | None = None,
     broyden: bool = False,
+    max_move: float | None = None,
 ) -> TreeEquilibriumResult:
     """Find the pose near ``state`` where the constraints can hold every generalized force.
 
@@ -189,7 +190,11 @@ def solve_tree_equilibrium(
     after a full Newton step, update the Jacobian by Broyden's rank-one formula instead of measuring
     it again (d + 1 force evaluations saved per step on a smooth problem); as in MINPACK's hybrd, a
     step the update misleads shrinks the trust region, and the second in a row is retried with a
-    fresh finite-difference Jacobian.
+    fresh finite-difference Jacobian. max_move [m] (with ``moved``): no trial step may take the
+    caller's frozen vertices farther than this from where they were at ``state`` — a longer step is
+    shortened along itself before it is evaluated, so a step cannot plunge through a frozen contact
+    set (the trust region would collapse on the overshoot) and every step ends where the set still
+    describes the contact.
     """
     started = time.perf_counter()
     t = float(state.t if t is None else t)
@@ -237,6 +242,22 @@ def solve_tree_equilibrium(
         m = np.abs(r[rot]).max() if rot.any() else 0.0
         return f <= force_tol and m <= moment_tol
 
+    def capped_step(z, q_try, predicted, J, rz, W):
+        # no trial step may take a frozen vertex farther than max_move from where the set was frozen:
+        # a longer one is shortened along itself (by the triangle inequality, to max_move less the
+        # motion so far; the motion is nearly linear in a step this small, and a few passes absorb the rest)
+        for _ in range(3):
+            total = moved(q_start, q_try)
+            if total <= max_move:
+                break
+            s = max(max_move - moved(q_start, q), 0.0) / max(moved(q, q_try), 1e-300)
+            z = z * (s if s < 1.0 else 0.9 * max_move / total)
+            q_try = on_manifold(move(system, q, N @ z))
+            b = W @ rz
+            model = b + W @ (J @ z)
+            predicted = float(b @ b - model @ model)
+        return z, q_try, predicted
+
     N = basis(q)
     Q = generalized(q)
     r = unbalanced(N, Q)
@@ -270,9 +291,11 @@ def solve_tree_equilibrium(
         if z is None:
             failure = "the stiffness matrix is singular in every direction tried"
             break
+        q_try = on_manifold(move(system, q, N @ z))
+        if max_move is not None and moved is not None:
+            z, q_try, predicted = capped_step(z, q_try, predicted, J, rz, W)
         size = float(np.sqrt(z @ metric @ z))
         m0 = merit(r)
-        q_try = on_manifold(move(system, q, N @ z))
         N_try = basis(q_try)
         Q_try = generalized(q_try)
         r_try = unbalanced(N_try, Q_try)
