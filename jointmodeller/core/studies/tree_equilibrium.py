@@ -244,14 +244,14 @@ def solve_tree_equilibrium(
 
     def capped_step(z, q_try, predicted, J, rz, W):
         # no trial step may take a frozen vertex farther than max_move from where the set was frozen:
-        # a longer one is shortened along itself (by the triangle inequality, to max_move less the
-        # motion so far; the motion is nearly linear in a step this small, and a few passes absorb the rest)
-        for _ in range(3):
+        # a longer one is shortened along itself, first to max_move less the motion so far (enough by
+        # the triangle inequality were the motion linear in the step), then by the ratio still missing
+        for k in range(60):
             total = moved(q_start, q_try)
             if total <= max_move:
                 break
-            s = max(max_move - moved(q_start, q), 0.0) / max(moved(q, q_try), 1e-300)
-            z = z * (s if s < 1.0 else 0.9 * max_move / total)
+            s = max(max_move - moved(q_start, q), 0.0) / max(moved(q, q_try), 1e-300) if k == 0 else 0.0
+            z = z * (s if 0.0 < s < 1.0 else 0.9 * max_move / total)
             q_try = on_manifold(move(system, q, N @ z))
             b = W @ rz
             model = b + W @ (J @ z)
