@@ -21,6 +21,51 @@ from jointmodeller.core.tolerances import tol
 MAX_VALENCE = 24
 
 
+GEOMETRY_CACHE_SIZE = 8
+"""Surfaces whose derived structures (normals, rim, k-d tree, vertex→face table) are kept per process:
+a project rebuilt for every study (the GUI's equilibrium, dynamics, sweeps) makes the same bone
+surfaces again, and trimesh's checks and the tree cost ~0.1 s a bone."""
+
+_geometry_cache: dict[bytes, tuple] = {}
+
+
+def _surface_geometry(vertices_B: np.ndarray, faces: np.ndarray) -> tuple:
+    """The structures MeshObstacle builds from a surface, shared between obstacles with the
+    same vertices and faces (keyed by their bytes' digest; at most GEOMETRY_CACHE_SIZE kept)."""
+    import hashlib
+
+    v = np.ascontiguousarray(vertices_B, dtype=float)
+    f = np.ascontiguousarray(faces, dtype=np.int64)
+    h = hashlib.blake2b(digest_size=20)
+    for a in (v, f):
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    key = h.digest()
+    hit = _geometry_cache.get(key)
+    if hit is not None:
+        return hit
+    mesh = trimesh.Trimesh(v, f, process=False)
+    if mesh.is_watertight and mesh.is_winding_consistent and mesh.volume < 0.0:
+        mesh.invert()  # a closed surface wound inside out: make its normals point out of the bone
+    vertices = np.ascontiguousarray(mesh.vertices, dtype=float)
+    tri = np.ascontiguousarray(mesh.faces, dtype=np.int64)
+    # vertices on the rim of an open surface (edges used by one face only)
+    e_sorted = np.sort(mesh.edges, axis=1)
+    _, first, counts = np.unique(edge_keys(e_sorted), return_index=True, return_counts=True)
+    boundary = np.zeros(len(mesh.vertices), dtype=np.bool_)
+    boundary[e_sorted[first[counts == 1]].reshape(-1)] = True
+    # shared by every obstacle of this surface: nothing writes into them (the compiled kernels take
+    # them as they are, so they are not marked read-only, which would compile another specialization)
+    out = (vertices, tri, np.ascontiguousarray(mesh.face_normals), np.ascontiguousarray(mesh.vertex_normals),
+           np.ascontiguousarray(mesh.edges_unique, dtype=np.int64), bool(mesh.is_watertight), boundary,
+           float(np.linalg.norm(np.ptp(vertices, axis=0))), cKDTree(vertices), vertices.min(axis=0),
+           vertices.max(axis=0), MeshObstacle._vertex_face_table(tri, len(vertices)), mesh)
+    if len(_geometry_cache) >= GEOMETRY_CACHE_SIZE:
+        _geometry_cache.pop(next(iter(_geometry_cache)))
+    _geometry_cache[key] = out
+    return out
+
+
 class MeshObstacle:
     """A triangle surface fixed in body ``body``'s frame B, ready for closest-point and edge queries.
 
@@ -32,30 +77,13 @@ class MeshObstacle:
 
     def __init__(self, vertices_B: np.ndarray, faces: np.ndarray, body: int, name: str = "",
                  sdf: SignedDistanceField | None = None) -> None:
-        mesh = trimesh.Trimesh(np.asarray(vertices_B, float), np.asarray(faces, np.int64), process=False)
-        if mesh.is_watertight and mesh.is_winding_consistent and mesh.volume < 0.0:
-            mesh.invert()  # a closed surface wound inside out: make its normals point out of the bone
+        geometry = _surface_geometry(np.asarray(vertices_B, float), np.asarray(faces, np.int64))
         self.body = int(body)
         self.name = name
-        self.vertices_B = np.ascontiguousarray(mesh.vertices, dtype=float)
-        self.faces = np.ascontiguousarray(mesh.faces, dtype=np.int64)
-        self.face_normals_B = np.ascontiguousarray(mesh.face_normals)
-        self.vertex_normals_B = np.ascontiguousarray(mesh.vertex_normals)
-        self.edges = np.ascontiguousarray(mesh.edges_unique, dtype=np.int64)
-        self.is_closed = bool(mesh.is_watertight)
-        # vertices on the rim of an open surface (edges used by one face only)
-        e_sorted = np.sort(mesh.edges, axis=1)
-        _, first, counts = np.unique(edge_keys(e_sorted), return_index=True, return_counts=True)
-        self.boundary_vertex = np.zeros(len(mesh.vertices), dtype=np.bool_)
-        self.boundary_vertex[e_sorted[first[counts == 1]].reshape(-1)] = True
-        self.size = float(np.linalg.norm(np.ptp(self.vertices_B, axis=0)))
-        self.tree = cKDTree(self.vertices_B)
-        self.box_lo = self.vertices_B.min(axis=0)
-        self.box_hi = self.vertices_B.max(axis=0)
+        (self.vertices_B, self.faces, self.face_normals_B, self.vertex_normals_B, self.edges, self.is_closed,
+         self.boundary_vertex, self.size, self.tree, self.box_lo, self.box_hi, self.vertex_faces, self._mesh) = geometry
         #: points farther than this outside the bounding box skip the exact query (they are free)
         self.far_margin = 0.05 * self.size
-        self.vertex_faces = self._vertex_face_table(self.faces, len(self.vertices_B))
-        self._mesh = mesh
         #: the surface's signed distance field in B (optional): a cheap bound that lets
         #: closest_over_obstacles skip exact queries of points clearly away from this obstacle
         self.sdf: SignedDistanceField | None = None

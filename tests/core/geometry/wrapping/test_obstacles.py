@@ -115,3 +115,21 @@ def test_inside_out_closed_mesh_is_turned_outwards(blob):
     p = np.array([[0.0, 0.0, 0.0], [3.0, 0.0, 0.0]])
     assert np.array_equal(np.sign(flipped.closest(p)[2]), np.sign(ob.closest(p)[2]))
     assert flipped.closest(p)[2][0] < 0 < flipped.closest(p)[2][1]
+
+
+def test_a_surface_built_again_shares_its_structures_and_a_different_one_does_not():
+    """MeshObstacle keeps each surface's derived structures per process (a project rebuilt for every
+    study makes the same bones again): the same vertices and faces share them, a changed vertex or an
+    inside-out winding gets its own, and the obstacles' own state (body, name) stays apart."""
+    box = trimesh.creation.box((0.02, 0.03, 0.04))
+    a = MeshObstacle(box.vertices, box.faces, 1, "a")
+    b = MeshObstacle(box.vertices.copy(), box.faces.copy(), 2, "b")
+    assert b.tree is a.tree and b.vertex_faces is a.vertex_faces
+    assert (a.body, a.name, b.body, b.name) == (1, "a", 2, "b")
+    moved = box.vertices.copy()
+    moved[0, 0] += 1e-9
+    c = MeshObstacle(moved, box.faces, 1)
+    assert c.tree is not a.tree and c.vertices_B[0, 0] == moved[0, 0]
+    inside_out = MeshObstacle(box.vertices, box.faces[:, ::-1], 1)  # turned outside out again, not shared
+    assert inside_out.tree is not a.tree
+    np.testing.assert_array_equal(inside_out.face_normals_B, a.face_normals_B)
