@@ -30,6 +30,8 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     (regenerated contact) meets the tolerances. on_pose(q): the pose after each contact set.
     contact_scale: solve with every contact pair's stiffness times this (copies of the pairs,
     ``ContactPair.scaled``; the built system is not changed).
+    Each set's solve starts from the true forces at the pose where it was frozen, which that set
+    reproduces (to rounding, 1e-13 of the forces on the demo elbow): one evaluation fewer per set.
     Returns a TreeEquilibriumResult judged on the true residual."""
     from jointmodeller.core.studies.equilibrium import contact_band, frozen_set_motion
     from jointmodeller.core.studies.tree_equilibrium import (
@@ -52,6 +54,7 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
     q = np.array(state.q, float)
     its = evals = 0
     prev_keys = None
+    Q_true = None  # the true generalized forces at q, where the next set is frozen: its first evaluation
     ok = stopped = False
     history = []
     for k in range(max_regenerations):
@@ -64,10 +67,11 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
                                      force_tol=force_tol, moment_tol=moment_tol, max_iterations=iterations_per_set,
                                      forces=forces_with(mp, others + frozen), move_limit=limit,
                                      moved=frozen_set_motion(frozen, lambda x: mech_kinematics_at(mp, x)),
-                                     broyden=True, cancel=cancel, max_move=2.0 * limit)
+                                     broyden=True, cancel=cancel, max_move=2.0 * limit, forces_at_start=Q_true)
         q = sub.state.q
         its, evals = its + sub.iterations, evals + sub.evaluations
-        r = unbalanced_forces(system, t, q, true_forces(t, q))
+        Q_true = true_forces(t, q)
+        r = unbalanced_forces(system, t, q, Q_true)
         f, m = residual_norms(system, q, r)
         history.append(max(f, m / L))
         if progress is not None:

@@ -179,6 +179,7 @@ def solve_tree_equilibrium(
     moved: Callable[[np.ndarray, np.ndarray], float] | None = None,
     broyden: bool = False,
     max_move: float | None = None,
+    forces_at_start: np.ndarray | None = None,
 ) -> TreeEquilibriumResult:
     """Find the pose near ``state`` where the constraints can hold every generalized force.
 
@@ -194,7 +195,10 @@ def solve_tree_equilibrium(
     caller's frozen vertices farther than this from where they were at ``state`` — a longer step is
     shortened along itself before it is evaluated, so a step cannot plunge through a frozen contact
     set (the trust region would collapse on the overshoot) and every step ends where the set still
-    describes the contact.
+    describes the contact. forces_at_start (nu,): the generalized forces at ``state.q`` when the caller
+    has them (the true forces where a contact set was just frozen, which the frozen set reproduces to
+    rounding): the solve starts from them instead of evaluating its first pose (used only when the
+    constraints leave state.q where it is).
     """
     started = time.perf_counter()
     t = float(state.t if t is None else t)
@@ -226,6 +230,7 @@ def solve_tree_equilibrium(
         evaluations[0] += 1
         return generalized_forces_at_rest(system, t, q) if given is None else given(t, q)
 
+    q_given = q
     q = on_manifold(q)
     q_start = q
     rot = rotational_speeds(system, q)
@@ -260,7 +265,10 @@ def solve_tree_equilibrium(
         return z, q_try, predicted
 
     N = basis(q)
-    Q = generalized(q)
+    if forces_at_start is not None and np.array_equal(q, q_given):
+        Q = np.array(forces_at_start, float)  # the caller's evaluation at this very pose
+    else:
+        Q = generalized(q)
     r = unbalanced(N, Q)
     history = [merit(r)]
     it = 0

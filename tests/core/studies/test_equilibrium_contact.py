@@ -80,6 +80,30 @@ def test_frozen_contact_set_gives_the_same_forces_as_the_regenerated_one(method)
 
 
 @pytest.mark.parametrize("method", ["mjm", "foundation"])
+def test_a_set_frozen_with_its_band_gives_the_true_forces_where_it_was_frozen(method):
+    """The tree statics starts each set's Newton from the true forces at the pose the set was frozen
+    at (``forces_at_start``): there the frozen set with its band of vertices about to touch is the
+    pair, to rounding (the band's vertices lie above the surface and carry no force)."""
+    from jointmodeller.core.studies.equilibrium import contact_band
+
+    system, state, pair = ball_in_socket(method)
+    band, _ = contact_band([pair])
+    rng = np.random.default_rng(5)
+    y = state.y.copy()
+    y[5] += 0.0011
+    for _ in range(4):
+        kin = system.kinematics(y)
+        fz = pair.frozen(kin, band)
+        assert fz.n_pairs > pair.frozen(kin).n_pairs > 10  # the band adds vertices
+        F1, T1 = np.zeros((2, 3)), np.zeros((2, 3))
+        F2, T2 = np.zeros((2, 3)), np.zeros((2, 3))
+        pair.accumulate(0.0, kin, F1, T1)
+        fz.accumulate(0.0, kin, F2, T2)
+        assert np.allclose(F1, F2, rtol=1e-12, atol=1e-9) and np.allclose(T1, T2, rtol=1e-12, atol=1e-11)
+        y[3:6] += 1e-4 * rng.normal(size=3)
+
+
+@pytest.mark.parametrize("method", ["mjm", "foundation"])
 def test_ball_settles_in_socket_to_tight_residual(method):
     system, state, pair = ball_in_socket(method)
     assert pair.evaluate(0.0, system.kinematics(state.y)).n_points == 0  # starts clear of the socket
