@@ -9,7 +9,7 @@ from functools import partial
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow
 
-from jointmodeller.render.scene import CAMERA_PRESETS
+from jointmodeller.render.scene_frame import CAMERA_PRESETS
 
 
 def set_tip(action: QAction, tip: str) -> None:
@@ -146,7 +146,7 @@ def build_actions(w: QMainWindow) -> ToolModes:
         v.addAction(make_action(w, name.capitalize(), lambda _=False, n=name: w.viewport.camera_preset(n),
                                 tip=f"Look at the model from the {name} side"))
     v.addSeparator()
-    w.act_axes = make_action(w, "Body axes", w.viewport.scene.set_axes_visible, checkable=True,
+    w.act_axes = make_action(w, "Body axes", w.viewport.set_axes_visible, checkable=True,
                              tip="Show each bone's principal axes at its centre of mass (x red, y green, z blue)")
     w.act_axes.setChecked(True)
     v.addAction(w.act_axes)

@@ -29,6 +29,32 @@ def no_vsync_wait() -> None:
         QSurfaceFormat.setDefaultFormat(fmt)
 
 
+def view_surface_format() -> None:
+    """Install, before the main window is created, the OpenGL surface format pyvistaqt's widget will
+    install when the 3D view is made (pyvistaqt.rwi._default_format, VTK's QVTKRenderWindowAdapter
+    default: desktop OpenGL 3.2 core, double-buffered, 8-bit channels and depth, no multisampling),
+    swapping without waiting for a vertical blank. pyvistaqt needs its format to be the default before
+    the top-level window exists (else the view can composite black on Wayland); with the view made
+    after the window is shown (progressive start-up), the window would otherwise get Qt's default
+    format, whose vsync-waiting swap made each live frame ~10 ms slower on software GL/Xvfb."""
+    from PySide6.QtGui import QSurfaceFormat
+
+    fmt = QSurfaceFormat()
+    fmt.setRenderableType(QSurfaceFormat.RenderableType.OpenGL)
+    fmt.setProfile(QSurfaceFormat.OpenGLContextProfile.CoreProfile)
+    fmt.setVersion(3, 2)
+    fmt.setSwapBehavior(QSurfaceFormat.SwapBehavior.DoubleBuffer)
+    fmt.setRedBufferSize(8)
+    fmt.setGreenBufferSize(8)
+    fmt.setBlueBufferSize(8)
+    fmt.setDepthBufferSize(8)
+    fmt.setAlphaBufferSize(8)
+    fmt.setStencilBufferSize(0)
+    fmt.setSamples(0)
+    fmt.setSwapInterval(0)
+    QSurfaceFormat.setDefaultFormat(fmt)
+
+
 def fast_pyside_feature_check() -> None:
     """PySide6 asks of every module imported after it whether its source mentions "PySide6" (for its
     ``__feature__`` switches, PYSIDE-2029), through ``inspect.getsource``: linecache and tokenizing,
@@ -99,24 +125,112 @@ def fast_vtk_module_lookup() -> None:
 
 def qt_interactor_class():
     """pyvistaqt's QtInteractor, imported with the first view rather than with this module: it brings
-    pyvista.plotting and VTK's OpenGL rendering, ~0.6–1 s. pyvista's colours and charts import
-    matplotlib.pyplot at module level without using it until a colour cycler or chart is asked for;
-    the app draws its plots with matplotlib's Figure and Agg canvas, never pyplot, so pyplot (~0.15 s:
-    figures, axes, projections) is put off (:func:`defer_module`) until something uses it. The cyclic
-    garbage collector is paused meanwhile: its passes over the heap growing with hundreds of new
-    modules find nothing to free (the main window freezes the heap once a project is shown)."""
+    pyvista.plotting and VTK's OpenGL rendering, ~0.6–1 s (:func:`import_view_modules`, done in a
+    background thread at start-up), and qtpy's and pyvistaqt's Qt classes (:func:`import_qt_view_modules`,
+    always on the GUI thread)."""
     if "pyvistaqt" not in sys.modules:
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            defer_module("matplotlib.pyplot")
-            import pyvistaqt  # noqa: F401
-        finally:
-            if paused:
-                gc.enable()
+        import_view_modules()
+        import_qt_view_modules()
+        import pyvistaqt  # noqa: F401
     from pyvistaqt import QtInteractor
 
+    _no_vsync_in_pyvistaqt_format()
     return QtInteractor
+
+
+def _no_vsync_in_pyvistaqt_format() -> None:
+    """pyvistaqt's widget installs its surface format as the default when it is made
+    (``pyvistaqt.rwi._default_format``) and its own native window takes that format: with the view
+    made after the main window is shown, that window would be created swapping with vsync (~20–30 ms
+    more per live frame on software GL/Xvfb than the window made at the first show, after
+    :func:`no_vsync_wait`). The same format with a swap interval of 0 is installed instead; left alone
+    when pyvistaqt has no such function (another version)."""
+    rwi = sys.modules.get("pyvistaqt.rwi")
+    original = getattr(rwi, "_default_format", None)
+    if rwi is None or original is None or getattr(original, "jm_no_vsync", False):
+        return
+
+    def default_format():
+        fmt = original()
+        fmt.setSwapInterval(0)
+        return fmt
+
+    default_format.jm_no_vsync = True  # type: ignore[attr-defined]
+    setattr(rwi, "_default_format", default_format)  # noqa: B010 (a module attribute mypy does not know)
+
+
+VIEW_MODULES = ("pyvista", "pyvista.plotting", "vtkmodules.vtkRenderingOpenGL2", "vtkmodules.vtkRenderingUI",
+                "vtkmodules.vtkRenderingCore", "vtkmodules.vtkInteractionStyle", "jointmodeller.render.scene")
+"""What the 3D view needs that touches no Qt: pyvista's plotting, VTK's OpenGL rendering, interaction
+and picking, the scene. Safe to import in a background thread while the GUI thread runs."""
+
+QT_VIEW_MODULES = ("qtpy.QtCore", "qtpy.QtGui", "qtpy.QtWidgets", "PySide6.QtOpenGL", "qtpy.QtOpenGLWidgets")
+"""The Qt modules pyvistaqt imports (through qtpy). qtpy's ``from PySide6.QtX import *`` makes PySide6
+create every class of the module and its enums at once (~0.2–0.3 s), which PySide6 otherwise does
+lazily on first use. Done in a background thread while the GUI thread creates classes by name, that
+crashes the process (shiboken's lazy type creation is not re-entrant, and Python switches threads
+midway, in its enum module): a segmentation fault in 19 of 20 runs of a reproduction, and in 1 of 100
+start-ups of the app that imported these in the background (docs/benchmarks.md, issue 18). Imported
+on the GUI thread."""
+
+
+def import_view_modules() -> None:
+    """Import what making the 3D view needs without Qt (:data:`VIEW_MODULES`): ~1–1.5 s, run in a
+    background thread while the main window is already shown (:class:`ViewImport`); Python's import
+    locks make a use meanwhile wait for a module instead of importing it twice. pyvista's colours and
+    charts import matplotlib.pyplot at module level without using it until a colour cycler or chart is
+    asked for; the app draws its plots with matplotlib's Figure and Agg canvas, never pyplot, so pyplot
+    (~0.15 s: figures, axes, projections) is put off (:func:`defer_module`) until something uses it.
+    The cyclic garbage collector is paused meanwhile: its passes over the heap growing with hundreds
+    of new modules find nothing to free (the main window freezes the heap once a project is shown)."""
+    if all(name in sys.modules for name in VIEW_MODULES):
+        return
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        defer_module("matplotlib.pyplot")
+        for name in VIEW_MODULES:
+            importlib.import_module(name)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def import_qt_view_modules() -> None:
+    """Import the Qt modules pyvistaqt uses (:data:`QT_VIEW_MODULES`); on the GUI thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("the Qt modules of the 3D view are imported on the GUI thread")
+    for name in QT_VIEW_MODULES:
+        importlib.import_module(name)
+
+
+class ViewImport:
+    """:func:`import_view_modules` in a background thread: ``start()`` once, ``done()`` polled by the GUI
+    thread, ``error`` what it raised (the GUI thread then imports them itself and meets the error
+    where it can say it)."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        if self.thread is not None:
+            return
+
+        def run() -> None:
+            try:
+                import_view_modules()
+            except BaseException as exc:  # noqa: BLE001 - met again where the view is made
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, name="jointmodeller-view-import", daemon=True)
+        self.thread.start()
+
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def done(self) -> bool:
+        return self.thread is not None and not self.thread.is_alive()
 
 
 class _DeferredModule(types.ModuleType):
@@ -171,5 +285,6 @@ def defer_module(name: str) -> None:
         setattr(sys.modules[parent], child, stand_in)  # as an import would (replaced by the real one)
 
 
-__all__ = ["defer_module", "fast_pyside_feature_check", "fast_vtk_module_lookup", "no_vsync_wait",
-           "qt_interactor_class"]
+__all__ = ["QT_VIEW_MODULES", "VIEW_MODULES", "ViewImport", "defer_module", "fast_pyside_feature_check",
+           "fast_vtk_module_lookup", "import_qt_view_modules", "import_view_modules", "no_vsync_wait",
+           "qt_interactor_class", "view_surface_format"]

@@ -41,7 +41,7 @@ from jointmodeller.gui.study_control import StudyController
 from jointmodeller.gui.tables import ProjectForm, SectionPanel
 from jointmodeller.gui.viewport import Viewport
 from jointmodeller.model.specs import Project
-from jointmodeller.render.scene import SceneFrame
+from jointmodeller.render.scene_frame import SceneFrame
 
 ORG, APP = "JointModeller", "JointModeller"
 AUTOSAVE_MS = 60_000
@@ -101,6 +101,16 @@ def freeze_heap() -> None:
         gc.collect()
     else:
         gc.collect(1)
+    gc.freeze()
+
+
+def freeze_view_heap() -> None:
+    """The 3D view was made after the heap was frozen (progressive start-up): pyvista, VTK's modules
+    and the scene's wrappers, hundreds of thousands of objects, are moved out of the cyclic collector's
+    reach as :func:`freeze_heap` did when the view was made with the window; else each full collection
+    during a live run pauses the event loop for ~100 ms and the live view shows fewer frames. Only
+    the young generations are collected first (the new heap is modules and the scene: little to free)."""
+    gc.collect(1)
     gc.freeze()
 
 
@@ -173,6 +183,7 @@ class MainWindow(QMainWindow):
         self._rebuild_timer.setSingleShot(True)
         self._rebuild_timer.setInterval(0)
         self._rebuild_timer.timeout.connect(self._rebuild_scene)
+        self.viewport.viewReady.connect(freeze_view_heap)
         self.set_document(self.doc)
 
     def _make_widgets(self) -> None:
@@ -180,7 +191,7 @@ class MainWindow(QMainWindow):
         resizes (the tables can take half the screen or more), moves, floats or hides (View menu);
         the arrangement is remembered (settings "window_state")."""
         self.viewport = Viewport(self)
-        self.viewport.scene.display_cache = demo_cache_dir() / "display"  # decimated bones kept between sessions
+        self.viewport.display_cache = demo_cache_dir() / "display"  # decimated bones kept between sessions
         self.project_form = ProjectForm(self.doc, self)
         self.panels: dict[str, SectionPanel] = {}
         self.tabs = QTabWidget(self)
@@ -266,6 +277,9 @@ class MainWindow(QMainWindow):
     def _rebuild_scene(self) -> None:
         """Redraw the scene for a changed project (coalesced: once per event-loop turn)."""
         self._rebuild_pending = False
+        if not self.viewport.has_view:  # drawn when the view is made
+            self.viewport.show_project(self.doc.project)
+            return
         frame = None
         shown = self.viewport.scene.project
         if (shown is not None and self.viewport.scene.frame.poses
@@ -326,6 +340,9 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(WARM_UP_DELAY_MS, self, self._warm_up)  # cancelled if the window is deleted first
 
     def _warm_up(self) -> None:
+        if self.viewport.view_preparing():  # one background import at a time (they share modules)
+            QTimer.singleShot(WARM_UP_DELAY_MS // 5, self, self._warm_up)
+            return
         self.warm_up_thread = warm_up_imports()
         self._warm_up_fired = True
 

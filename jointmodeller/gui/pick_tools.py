@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
-from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera, vtkInteractorStyleUser
 
 from jointmodeller.app.picking import (
     drag_end,
@@ -49,8 +48,6 @@ class PickTools(QObject):
     def __init__(self, viewport):
         super().__init__(viewport)
         self.viewport = viewport
-        self.scene = viewport.scene
-        self.plotter = viewport.plotter
         self.mode = "select"
         self.selected_attachment: int | None = None
         self._first_pick = None
@@ -60,10 +57,34 @@ class PickTools(QObject):
         self._drag: tuple[int, str] | None = None
         self._drag_preview = None
         self._press_pos = None
+        self._obs: list = []
+
+    @property
+    def scene(self):
+        """The viewport's scene (made with its 3D view)."""
+        return self.viewport.scene
+
+    @property
+    def plotter(self):
+        """The viewport's pyvistaqt interactor (made with its 3D view)."""
+        return self.viewport.plotter
+
+    def attach(self) -> None:
+        """The viewport's 3D view exists: observe its mouse, and give it the mode chosen meanwhile
+        (a tool can be chosen while the view is being prepared; it applies once it is there)."""
         iren = self.plotter.iren.interactor
         self._obs = [iren.AddObserver("LeftButtonPressEvent", self._on_press, 1.0),
                      iren.AddObserver("MouseMoveEvent", self._on_move, 1.0),
                      iren.AddObserver("LeftButtonReleaseEvent", self._on_release, 1.0)]
+        if self.mode != "select":
+            self._set_style()
+
+    def _set_style(self) -> None:
+        from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera, vtkInteractorStyleUser
+
+        iren = self.plotter.iren.interactor
+        iren.SetInteractorStyle(vtkInteractorStyleTrackballCamera() if self.mode == "select"
+                                else vtkInteractorStyleUser())
 
     @property
     def project(self) -> Project | None:
@@ -77,11 +98,11 @@ class PickTools(QObject):
         self._angle_picks = []
         self._moving = None
         self._drag = self._drag_preview = None
-        self.scene.set_hover(None, render=False)
-        self.scene.show_marker(None, render=False)
-        self.scene.show_segment(None, None)
-        iren = self.plotter.iren.interactor
-        iren.SetInteractorStyle(vtkInteractorStyleTrackballCamera() if mode == "select" else vtkInteractorStyleUser())
+        if self.viewport.has_view:  # else the view takes the mode when it is made (:meth:`attach`)
+            self.scene.set_hover(None, render=False)
+            self.scene.show_marker(None, render=False)
+            self.scene.show_segment(None, None)
+            self._set_style()
         self.message.emit({"select": "", "place": "Click the origin on one bone, then the insertion on another "
                                                   "(Esc cancels).",
                            "drag": "Drag an end of the selected tissue along its bone (Esc cancels).",
@@ -179,8 +200,9 @@ class PickTools(QObject):
         self._angle_picks = []
         self._moving = None
         self._drag = self._drag_preview = None
-        self.scene.show_marker(None, render=False)
-        self.scene.show_segment(None, None)
+        if self.viewport.has_view:
+            self.scene.show_marker(None, render=False)
+            self.scene.show_segment(None, None)
         return had
 
     def _event_pos(self) -> tuple[int, int]:

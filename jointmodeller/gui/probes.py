@@ -18,7 +18,7 @@ from jointmodeller.app.run_poses import poses_from_mesh_frames
 from jointmodeller.model.results import RunRecord
 from jointmodeller.model.specs import Project
 
-# Both print "SHOWN <wall seconds since the parent's t0> <this process's CPU seconds>".
+# Both print "SHOWN <wall seconds since the parent's t0> <this process's CPU seconds>"; the app also "VIEW ...".
 STARTUP_BASELINE = """
 import sys, time
 t0 = float(sys.argv[1])
@@ -32,18 +32,30 @@ print("SHOWN", time.time() - t0, time.process_time(), flush=True)
 STARTUP_APP = """
 import sys, time
 t0 = float(sys.argv[1])
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from jointmodeller.gui.main_window import MainWindow
 w = MainWindow(settings=QSettings(sys.argv[2], QSettings.IniFormat), confirm=False)
 w.open_demo()
+seen = {}
+def stamp(key):
+    seen.setdefault(key, (time.time() - t0, time.process_time()))
+def view_ready():
+    stamp("VIEW")
+    QTimer.singleShot(0, app.quit)
+w.viewport.windowPainted.connect(lambda: stamp("SHOWN"))
+w.viewport.viewReady.connect(view_ready)
 w.show()
-app.processEvents()
-w.viewport.plotter.render()
-print("SHOWN", time.time() - t0, time.process_time(), flush=True)
+QTimer.singleShot(120_000, app.quit)
+app.exec()
+for key in ("SHOWN", "VIEW"):
+    if key in seen:
+        print(key, *seen[key], flush=True)
 w.close()
 """
+"""Prints "SHOWN" when the main window with the demo (its tables and panels, the 3D view's placeholder)
+has been painted, and "VIEW" when the 3D view exists and has rendered its first frame of the demo."""
 
 
 class StallWatch:
@@ -191,7 +203,7 @@ def turning_study(project: Project, steps: int = 120, work_s: float = 0.004, ang
 
 def demo_window():
     """(QApplication, MainWindow) on the demo, shown at 1200×800 with settings and recovery in a temporary
-    folder, its first events processed: where the probes start."""
+    folder, its first events processed and its 3D view made: where the probes start."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -207,6 +219,11 @@ def demo_window():
     for _ in range(20):
         app.processEvents()
         time.sleep(0.01)
+    t0 = time.perf_counter()
+    while not w.viewport.has_view and time.perf_counter() - t0 < 120:  # made after the window is shown
+        app.processEvents()
+        time.sleep(0.01)
+    w.viewport.ensure_view()
     return app, w
 
 

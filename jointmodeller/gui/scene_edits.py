@@ -57,9 +57,9 @@ class SceneEdits:
         go to the status bar."""
         w = self.window
         if section in ("masses", "attachments"):
-            w.viewport.scene.select(section, row)
+            w.viewport.select(section, row)
         else:
-            w.viewport.scene.select(None, None)
+            w.viewport.select(None, None)
         w.viewport.picking.selected_attachment = row if section == "attachments" else None
         if section == "attachments" and 0 <= row < len(w.doc.project.attachments):
             from jointmodeller.app.picking import tissue_readout
@@ -135,7 +135,7 @@ class SceneEdits:
     def add_mass(self, mass) -> int:
         i = self.window.doc.add_row("masses", mass)
         self._show_row("masses", i)
-        self.window.viewport.scene.select("masses", i, render=False)
+        self.window.viewport.select("masses", i, render=False)
         return i
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from jointmodeller.model.results import BodyPoses, RunRecord
 from jointmodeller.model.specs import Project
-from jointmodeller.render.scene import SceneFrame
+from jointmodeller.render.scene_frame import SceneFrame
 
 TISSUE_LABEL_KEYS = ("tissue_force_N", "tissue", "tissues", "attachments")
 

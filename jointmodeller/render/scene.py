@@ -9,7 +9,6 @@ transforms and moves the few tissue path points, so live runs redraw cheaply.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from jointmodeller.render.display_mesh import (  # noqa: F401  (also served here
 )
 from jointmodeller.render.live_detail import LiveDetail
 from jointmodeller.render.scene_diff import update_scene
+from jointmodeller.render.scene_frame import CAMERA_PRESETS, SceneFrame  # noqa: F401  (served here too)
 from jointmodeller.render.scene_rows import (  # noqa: F401  (also served here, as before the split)
     ARROW_COLOUR,
     AXIS_COLOURS,
@@ -56,17 +56,6 @@ HEADLIGHT_INTENSITY = 1.0
 instead of pyvista's light kit of five: software OpenGL shades every fragment once per light, and one
 light draws a frame of the demo about a fifth cheaper there (docs/benchmarks.md, issue 18)."""
 
-CAMERA_PRESETS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
-    "anterior": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
-    "posterior": ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)),
-    "lateral": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
-    "medial": ((-1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
-    "superior": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
-    "oblique": ((-0.7, 0.6, 0.35), (0.0, 0.0, 1.0)),  # anteromedial
-}
-"""Preset -> (direction from the focal point to the camera in G, view-up in G). Convention of the
-global frame: x lateral, y anterior, z superior (a right limb in anatomical position)."""
-
 
 def use_headlight(plotter: pv.Plotter) -> None:
     """Light the plotter's scene with one headlight (:data:`HEADLIGHT_INTENSITY`) and nothing else."""
@@ -91,20 +80,6 @@ def tension_colours(base_rgb: np.ndarray, force_N: np.ndarray | None, scale_N: f
         return base_rgb
     f = np.clip(np.nan_to_num(np.asarray(force_N, float)) / max(scale_N, 1e-12), 0.0, 1.0)[:, None]
     return (1.0 - f) * base_rgb + f * TENSION_HOT
-
-
-@dataclass
-class SceneFrame:
-    """One moment to show: poses per mass name, tissue forces (m,) [N] in attachment order, optional
-    wrapped paths (one (k_i, 3) array per tissue, in G), contact points (c, 3) in G with pressures (c,)
-    (None: keep the patch shown; empty: no contact)."""
-
-    poses: dict[str, Pose] = field(default_factory=dict)
-    tissue_force_N: np.ndarray | None = None
-    tissue_paths_G: list[np.ndarray] | None = None
-    contact_points_G: np.ndarray | None = None
-    contact_pressure_Pa: np.ndarray | None = None
-    time: float | None = None
 
 
 class JointScene:

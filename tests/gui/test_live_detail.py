@@ -92,6 +92,7 @@ def test_a_picked_twin_is_its_bone(qtbot, window, demo_project):
 def test_an_edited_bone_is_drawn_in_full_until_its_twin_is_made_again(qtbot, window, demo_project):
     w = window(demo_project)
     vp = w.viewport
+    vp.ensure_view()
     vp.prepare_live_detail()
     qtbot.waitUntil(lambda: not vp._making_twins, timeout=60000)
     _play(qtbot, w, demo_project, 5)
@@ -174,3 +175,21 @@ def test_the_knee_demo_gets_twins_only_for_its_meshes_above_the_live_detail(qtbo
             assert live[key] == n, key
         else:
             assert 0 < live[key] <= LIVE_MAX_FACES, key
+
+
+def test_a_study_started_before_the_view_is_made_gets_its_twins_with_the_view(qtbot, window, demo_project):
+    """Start pressed while the 3D view is still being prepared (the progressive start-up): the twins
+    are made and drawn once the view exists."""
+    from jointmodeller.render.live_detail import LIVE_MAX_FACES
+
+    w = window(demo_project)
+    vp = w.viewport
+    if vp.has_view:
+        pytest.skip("the view was made before the window was shown")
+    vp.prepare_live_detail()
+    w.study_control.live_project = demo_project
+    w.study_control.live_sample(_burst(demo_project, 5))
+    vp.ensure_view()
+    qtbot.waitUntil(lambda: not vp._making_twins and len(vp.playback) == 0 and vp._awaiting is None,
+                    timeout=60000)
+    assert all(0 < n <= LIVE_MAX_FACES for n in _drawn_cells(vp).values())
