@@ -340,7 +340,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(WARM_UP_DELAY_MS, self, self._warm_up)  # cancelled if the window is deleted first
 
     def _warm_up(self) -> None:
-        if self.viewport.view_preparing():  # one background import at a time (they share modules)
+        if self.viewport.maker.preparing():  # one background import at a time (they share modules)
             QTimer.singleShot(WARM_UP_DELAY_MS // 5, self, self._warm_up)
             return
         self.warm_up_thread = warm_up_imports()

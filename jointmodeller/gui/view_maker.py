@@ -66,7 +66,7 @@ class ViewMaker(QObject):
 
     def _window_painted(self) -> None:
         self.viewport.windowPainted.emit()
-        self.viewport.start_view()
+        self.start()  # nothing once the view exists or the viewport closed (stop)
 
     def remove_placeholder(self, layout: QLayout) -> None:
         if self.placeholder is not None:

@@ -75,7 +75,7 @@ def closed_outward(poly) -> bool:
 class Viewport(QWidget):
     """pyvistaqt view of the scene: the project's bones and tissues, a stored run's frames and the
     live states of a running study; ``picking`` says what the mouse does in it. The view itself is
-    made after the window is shown (:meth:`start_view`) or when first needed (:meth:`ensure_view`)."""
+    made after the window is shown (``maker``, :class:`ViewMaker`) or when first needed (:meth:`ensure_view`)."""
 
     liveFrameShown = Signal(float)
     """A streamed live state was drawn (its simulated time)."""
@@ -95,8 +95,9 @@ class Viewport(QWidget):
         """Folder where decimated bone meshes are kept between sessions (given to the scene when made)."""
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
-        self._maker = ViewMaker(self)
-        """The placeholder and the background import of the view's modules."""
+        self.maker = ViewMaker(self)
+        """The placeholder and the background import of the view's modules (``maker.preparing()``: that
+        import runs now)."""
         self._making = False
         self._closed = False
         self._live_run = False
@@ -146,16 +147,6 @@ class Viewport(QWidget):
         self.ensure_view()
         return self._scene
 
-    def start_view(self) -> None:
-        """Begin making the 3D view without blocking: its modules are imported in a background thread,
-        then :meth:`ensure_view` runs on the GUI thread (:class:`ViewMaker`)."""
-        if self._plotter is None and not self._closed:
-            self._maker.start()
-
-    def view_preparing(self) -> bool:
-        """Whether the view's modules are being imported in the background now."""
-        return self._maker.preparing()
-
     def ensure_view(self) -> None:
         """Make the 3D view now if it does not exist (importing what it needs on this thread, or
         waiting for the background import), show the project asked for meanwhile and render it."""
@@ -166,7 +157,7 @@ class Viewport(QWidget):
             self._make_view()
         finally:
             self._making = False
-        self._maker.stop()
+        self.maker.stop()
         self.viewReady.emit()
 
     def _make_view(self) -> None:
@@ -191,7 +182,7 @@ class Viewport(QWidget):
         self._picker = vtkCellPicker()
         self._picker.SetTolerance(0.0005)
         self._plotter, self._scene = plotter, scene
-        self._maker.remove_placeholder(self._layout)
+        self.maker.remove_placeholder(self._layout)
         self._layout.addWidget(plotter.interactor)
         if self.isVisible():  # shown and sized now (a layout would show it at the next event-loop turn)
             plotter.interactor.show()
@@ -427,7 +418,7 @@ class Viewport(QWidget):
         self._closed = True
         self._live_run = False
         self._timer.stop()
-        self._maker.stop()
+        self.maker.stop()
         if self._plotter is not None:  # a view never made is not made to be closed
             try:
                 self._plotter.close()

@@ -23,7 +23,8 @@ LIVE = {"fps_live": 20.0, "frames": 160, "wall_s": 8.0, "batches": 40, "states_r
 
 
 def _figures(monkeypatch, live: dict, mujoco=(0.5, "MuJoCo 4.0 on the same model")) -> dict[str, Figure]:
-    monkeypatch.setattr(bench_gui, "_startup", lambda tmp: ([(3.0, 2.8)], 9.0, [(0.3, 0.2)]))
+    warm = [{"SHOWN": (0.9, 0.8), "VIEW": (3.0, 2.8)}, {"SHOWN": (1.1, 0.9), "VIEW": (2.7, 2.6)}]
+    monkeypatch.setattr(bench_gui, "_startup", lambda tmp: (warm, 9.0, [(0.3, 0.2), (0.4, 0.3)]))
     monkeypatch.setattr(bench_gui, "_edit_redraw", lambda env: Figure("edit_redraw_ms", 5.0, "ms", 9.0, "full", True))
     monkeypatch.setattr(bench_gui, "_mujoco_rate", lambda: mujoco)
     monkeypatch.setattr(bench_gui.subprocess, "run",
@@ -38,6 +39,15 @@ def test_live_sim_rate_is_simulated_time_shown_per_wall_second_beside_mujoco(mon
     assert rate.baseline == 0.5 and "MuJoCo" in rate.baseline_name
     assert not rate.lower_is_better
     assert figs["viewport_fps_live"].value == 20.0  # the other live figures are unchanged
+
+
+def test_startup_is_the_window_painted_and_startup_view_the_first_3d_frame(monkeypatch):
+    """The fastest warm start of each stamp (they need not be the same start), beside the fastest bare
+    window; the same figures when no frame could be shown."""
+    for live in (LIVE, dict(LIVE, platform="offscreen")):
+        figs = _figures(monkeypatch, live)
+        assert figs["startup_s"].value == 0.9 and figs["startup_view_s"].value == 2.7
+        assert figs["startup_s"].baseline == figs["startup_view_s"].baseline == 0.3
 
 
 def test_live_sim_rate_without_a_shown_frame_or_mujoco_says_why(monkeypatch):

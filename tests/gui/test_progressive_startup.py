@@ -40,7 +40,7 @@ def test_the_window_is_usable_before_its_view_exists_and_the_view_shows_what_was
     qtbot.addWidget(w)
     vp = w.viewport
     assert not vp.has_view
-    assert vp._maker.placeholder is not None and "3D view" in vp._maker.placeholder.text()
+    assert vp.maker.placeholder is not None and "3D view" in vp.maker.placeholder.text()
     # the tables work, and what the view is asked meanwhile is kept for it
     panel = w.panels["masses"]
     w.tabs.setCurrentWidget(panel)
@@ -56,7 +56,7 @@ def test_the_window_is_usable_before_its_view_exists_and_the_view_shows_what_was
     with qtbot.waitSignal(vp.viewReady, timeout=120000):
         w.resize(1000, 700)
         w.show()
-    assert vp.has_view and vp._maker.placeholder is None
+    assert vp.has_view and vp.maker.placeholder is None
     scene = vp.scene
     assert set(scene.mass_actors) == {m.name for m in small_project.masses}
     assert scene.project is w.doc.project  # the edit made before the view existed is drawn
