@@ -67,6 +67,18 @@ class JointFrames:
         R_G2 = R_GM @ self.R_B2A.T
         return o_M - R_G2 @ self.o2_B, R_G2
 
+    def moving_jacobian(self, p1_G, R_G1, coords) -> np.ndarray:
+        """(6, 6): how the moving bone's pose from :meth:`moving_pose` changes with each JCS coordinate
+        (columns α, β, γ [rad], q1, q2, q3 [m]); rows: its centre's velocity [m] and its angular
+        velocity in G [rad] per unit coordinate. Analytic (:func:`jcs_pose_jacobian`), the fixed bone held."""
+        R_GI = R_G1 @ self.R_B1A
+        o_I = p1_G + R_G1 @ self.o1_B
+        R_GM, _ = jcs_pose(R_GI, o_I, coords)
+        J = jcs_pose_jacobian(R_GI, coords)
+        arm_G = R_GM @ (self.R_B2A.T @ self.o2_B)  # from the moving origin to the body's centre, negated
+        J[:3] -= np.cross(J[3:].T, arm_G).T  # the centre moves with the frame: v_c = v_o − ω × arm
+        return J
+
 
 def jcs_coordinates(R_GI: np.ndarray, o_I: np.ndarray, R_GM: np.ndarray, o_M: np.ndarray) -> np.ndarray:
     """Grood & Suntay coordinates (α, β, γ, q1, q2, q3) of frame M relative to frame I.
@@ -95,3 +107,28 @@ def jcs_pose(R_GI: np.ndarray, o_I: np.ndarray, coords) -> tuple[np.ndarray, np.
     e3 = R_GM[:, 2]
     e2 = _unit(np.cross(e3, e1))
     return R_GM, np.asarray(o_I, float) + q1 * e1 + q2 * e2 + q3 * e3
+
+
+def jcs_pose_jacobian(R_GI: np.ndarray, coords) -> np.ndarray:
+    """(6, 6): d(o_M, θ_M)/d coords of :func:`jcs_pose` (rows: the moving origin's velocity and the
+    moving frame's angular velocity in G per unit coordinate; columns α, β, γ, q1, q2, q3), the fixed
+    frame held. From R_GM = R_GI Rx(α) Ry(β) Rz(γ): ω = e1 α̇ + R_GI Rx(α) ŷ β̇ + e3 γ̇; o_M = o_I +
+    q1 e1 + q2 e2 + q3 e3 with e3 turning by ω and e2 = e3 × e1 / |e3 × e1|."""
+    a, b, g, q1, q2, q3 = (float(c) for c in coords)
+    R_GM = R_GI @ euler_to_matrix(np.array([a, b, g]), "XYZ")
+    e1 = R_GI[:, 0]
+    e3 = R_GM[:, 2]
+    c = np.cross(e3, e1)
+    n = float(np.linalg.norm(c))
+    e2 = c / n
+    ca, sa = np.cos(a), np.sin(a)
+    w = np.column_stack([e1, R_GI @ np.array([0.0, ca, sa]), e3])  # angular velocity per α, β, γ
+    J = np.zeros((6, 6))
+    J[3:, :3] = w
+    for col in range(3):
+        de3 = np.cross(w[:, col], e3)
+        dc = np.cross(de3, e1)
+        de2 = (dc - (dc @ e2) * e2) / n
+        J[:3, col] = q2 * de2 + q3 * de3
+    J[:3, 3], J[:3, 4], J[:3, 5] = e1, e2, e3
+    return J

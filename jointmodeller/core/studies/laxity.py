@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jointmodeller.core.mechanics.forces import BodyKinematics
-from jointmodeller.core.spatial_math import matrix_to_quat, matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
+from jointmodeller.core.spatial_math import matrix_to_quat, quat_to_matrix, rotvec_to_matrix
 from jointmodeller.core.state import State
 from jointmodeller.core.studies.jcs import COORDINATE_NAMES, JointFrames, jcs_coordinates
 
@@ -368,19 +368,11 @@ class QuasiStaticSolver:
 
     # ---------------------------------------------------------------- residual
     def _moving_jacobian(self, x: np.ndarray) -> np.ndarray:
-        """(6, 5): d(p_G, rotation)/d x[:5] of the moving body, by central differences of the pose map
-        (no force evaluations)."""
+        """(6, 5): d(p_G, rotation)/d x[:5] of the moving body (analytic, JointFrames.moving_jacobian;
+        no force evaluations)."""
         pr = self.protocol
-        h = 1e-6
-        J = np.zeros((6, 5))
-        for i in range(5):
-            xp, xm = x.copy(), x.copy()
-            xp[i] += h
-            xm[i] -= h
-            pp, Rp = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xp))
-            pm, Rm = pr.frames.moving_pose(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(xm))
-            J[:3, i] = (pp - pm) / (2 * h)
-            J[3:, i] = matrix_to_rotvec(Rp @ Rm.T) / (2 * h)
+        J = pr.frames.moving_jacobian(self.p0_G[pr.fixed], self.R0_GB[pr.fixed], self.coords(x))[:, 1:]
+        J[:, 2:] *= self.L  # x[2:5] are the translations over L
         return J
 
     def wrench(self, kin: BodyKinematics) -> tuple[np.ndarray, np.ndarray]:

@@ -64,3 +64,24 @@ def test_anatomical_frame_is_right_handed_with_given_long_axis():
     assert np.linalg.det(R) == pytest.approx(1.0)
     np.testing.assert_allclose(R[:, 2], [0, 0, 1])
     np.testing.assert_allclose(R[:, 0], [1, 0, 0])
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_moving_jacobian_equals_central_differences_of_the_pose(trial):
+    """JointFrames.moving_jacobian (analytic) against central differences of moving_pose: the centre's
+    displacement and the rotation vector of R(c + h) R(c − h)ᵀ over 2h, whose truncation error is
+    O(h²) times the pose map's third derivative (~1e-12 relative at h = 1e-6 on a 0.1 m joint); the
+    tolerance 1e-8 leaves rounding (~1e-16 / h) its room. Wrong signs, a missing lever or the
+    floating axis e2 held fixed each miss by more than 1e-3."""
+    frames = JointFrames(random_frame()[0], RNG.normal(size=3) * 0.05, random_frame()[0], RNG.normal(size=3) * 0.08)
+    R1, p1 = random_frame()
+    coords = np.concatenate([RNG.uniform([-2.0, -1.0, -2.0], [2.0, 1.0, 2.0]), RNG.normal(size=3) * 0.02])
+    J = frames.moving_jacobian(p1, R1, coords)
+    h = 1e-6
+    for col in range(6):
+        dc = np.zeros(6)
+        dc[col] = h
+        pp, Rp = frames.moving_pose(p1, R1, coords + dc)
+        pm, Rm = frames.moving_pose(p1, R1, coords - dc)
+        np.testing.assert_allclose(J[:3, col], (pp - pm) / (2 * h), atol=1e-8)
+        np.testing.assert_allclose(J[3:, col], Rotation.from_matrix(Rp @ Rm.T).as_rotvec() / (2 * h), atol=1e-8)
