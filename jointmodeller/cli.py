@@ -205,7 +205,7 @@ def _run_limits(args: argparse.Namespace) -> dict:
         if not (math.isfinite(args.tol_n) and args.tol_n > 0):
             raise JointModellerError(f"--tol-n {args.tol_n:g}: must be a positive number of newtons")
         limits["force_tol" if args.study == "equilibrium" else "tol_N"] = args.tol_n
-    if args.contact_geometry != "exact" and args.study not in ("dynamics", "laxity"):
+    if args.contact_geometry == "field" and args.study not in ("dynamics", "laxity"):
         raise JointModellerError("--contact-geometry: only dynamics and laxity run on distance fields (equilibrium "
                                  "freezes contact sets on the exact meshes)")
     if args.study == "dynamics":
@@ -742,12 +742,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="equilibrium and laxity: residual tolerance of each equilibrium, force [N] (moments: this "
                         "times the model's length scale); defaults: equilibrium 1e-8 N, laxity 1e-6 N on smooth "
                         "models and 1e-2 N with contact or wrapping")
-    s.add_argument("--contact-geometry", choices=("exact", "field"), default="exact",
-                   help="dynamics and laxity: how contact points are found: exact (default) closest points on the "
-                        "cartilage meshes, or field: one lookup per vertex in signed distance fields (built once per "
-                        "mesh and cached; ~3.6x faster contact, forces within 0.5%% on the demo; the high-resolution "
-                        "demo's laxity sweep 2.6x faster, laxity within 0.1%%: docs/sdf.md). Laxity of a project "
-                        "with joints: exact only")
+    s.add_argument("--contact-geometry", choices=("auto", "exact", "field"), default="auto",
+                   help="dynamics and laxity: how contact points are found: field, one lookup per vertex in signed "
+                        "distance fields (built once per mesh and cached; the demo's dynamics ~4x and the "
+                        "high-resolution demo's laxity sweep ~3x faster, contact forces within 0.5%% and laxity "
+                        "within 0.1%%, but a dynamics trajectory drifts from the exact one by more than the "
+                        "integrator's error: docs/sdf.md), or exact, closest points on the cartilage meshes (the "
+                        "reference). auto (default): field for the laxity of free bones, exact otherwise (the "
+                        "laxity of a project with joints runs on the exact meshes only)")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

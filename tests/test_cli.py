@@ -168,6 +168,7 @@ def test_run_dynamics_on_distance_fields_is_stored_with_its_geometry(tmp_path, c
     with ProjectStore(path) as store:
         exact, field = (store.load_run(r.id) for r in store.list_runs()[-2:])
     assert exact.parameters["contact_geometry"] == "exact" and field.parameters["contact_geometry"] == "field"
+    assert exact.parameters["contact_geometry_requested"] == "auto"  # the default: dynamics on the exact meshes
     assert exact.status == field.status == "completed", (exact.message, field.message)
     assert field.poses is not None and exact.poses is not None
     assert np.abs(field.poses.p_G[-1] - exact.poses.p_G[-1]).max() <= 1e-5

@@ -19,7 +19,12 @@ from typing import Any, Callable, Sequence, overload
 
 import numpy as np
 
-from jointmodeller.app.build import build_mechanical_system, check_contact_geometry
+from jointmodeller.app.build import (
+    AUTO_CONTACT_GEOMETRY,
+    build_mechanical_system,
+    check_contact_geometry,
+    resolve_contact_geometry,
+)
 from jointmodeller.app.laxity_frames import carried_masses, joint_child_origin_B, joint_frames, joint_long_axes
 from jointmodeller.app.laxity_report import compare_with_measured, load_unit, result_to_run
 from jointmodeller.core.mechanics.loads import PointLoads
@@ -58,10 +63,13 @@ def _no_loads() -> PointLoads:
 
 
 def build_joint(project: Project, *, gravity: bool = True, contact: bool = True, wrapping: bool = True,
-                contact_geometry: str = "exact") -> BuiltJoint:
+                contact_geometry: str = AUTO_CONTACT_GEOMETRY) -> BuiltJoint:
     """The project's free-body system for a laxity sweep (app.build; the project's own loads removed).
-    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields)."""
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry)
+    contact_geometry: "exact" (closest points on the meshes), "field" (signed distance fields) or
+    "auto" (the laxity sweep's default, app.build.resolve_contact_geometry: fields), so the studies
+    that sweep (laxity, calibration, parameter studies) share one geometry."""
+    geometry = resolve_contact_geometry(contact_geometry, study="laxity", tree=False)
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=geometry)
     p0, q0 = built.system.positions(built.state)
     system = replace(built.system, loads=_no_loads(), gravity_G=built.system.gravity_G if gravity else np.zeros(3))
     by_name = {a.name: a.spring for a in project.attachments}
@@ -267,19 +275,28 @@ def sweep_project(project: Project, experiment: Experiment, *, joint: BuiltJoint
                      progress=progress, cancel=cancel, tol_N=tol_N)
 
 
+def joint_contact_geometry(joint: BuiltJoint) -> str:
+    """The contact geometry a built joint's contact pairs run on ("exact" without contact pairs)."""
+    kinds = {getattr(e, "geometry", "exact") for e in joint.system.extra_elements if hasattr(e, "frozen")}
+    return kinds.pop() if len(kinds) == 1 else "exact"
+
+
 def run_laxity(project: Project, experiment_name: str | None = None, progress: Progress | None = None,
                cancel: Callable[[], bool] | None = None, *, joint: BuiltJoint | None = None,
                max_wall_s: float | None = None, tol_N: float | None = None,
-               on_pose: Callable[[dict], None] | None = None, contact_geometry: str = "exact") -> RunRecord:
+               on_pose: Callable[[dict], None] | None = None, contact_geometry: str = AUTO_CONTACT_GEOMETRY
+               ) -> RunRecord:
     """Replay a laxity experiment: a RunRecord with the curves (status "stopped" with the steps done
     when cancel() turned True or ``max_wall_s`` seconds passed; "failed" with the message when an
     equilibrium was not found). tol_N: each step's residual tolerance, force [N] and moment per model
     length (default: the sweep's own, 1e-6 N on smooth models and 1e-2 N with contact or wrapping).
     on_pose(sample): each solved pose as a live sample (projects with joints: the tree sweep).
-    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields, read
-    from the disk cache: ~2.6x faster on the high-resolution demo, laxity within 0.1 %, docs/sdf.md),
-    recorded in the parameters; projects with joints sweep on the exact meshes only (their statics
-    freeze contact sets of mesh faces), and ask for "field" in vain with a ValidationError.
+    contact_geometry: "exact" (closest points on the meshes), "field" (signed distance fields, read
+    from the disk cache: ~3x faster on the high-resolution demo, laxity within 0.1 %, docs/sdf.md) or
+    "auto" (the default: fields for free bones, the exact meshes for a tree), recorded in the
+    parameters as run (and as asked, "contact_geometry_requested"); projects with joints sweep on the
+    exact meshes only (their statics freeze contact sets of mesh faces), and ask for "field" in vain
+    with a ValidationError. A given ``joint`` runs on the geometry it was built with.
 
     progress(done, total, load, value) after each load step (value in the measure's unit) - the GUI
     draws the live curve from it.
@@ -287,13 +304,18 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
     from jointmodeller.app.mobilized import needs_tree
     from jointmodeller.model.errors import Problem, ValidationError
 
-    if check_contact_geometry(contact_geometry) != "exact" and needs_tree(project):
+    requested_geometry = contact_geometry
+    tree = needs_tree(project)
+    if check_contact_geometry(contact_geometry) == "field" and tree:
         raise ValidationError(Problem("Run", None, "contact geometry",
                                       f"{contact_geometry!r}: a laxity sweep of a project with joints runs on the "
                                       "exact meshes (its statics freeze contact sets of mesh faces); distance "
                                       "fields serve free-bone projects and dynamics"))
+    contact_geometry = (joint_contact_geometry(joint) if joint is not None
+                        else resolve_contact_geometry(contact_geometry, study="laxity", tree=tree))
     experiment = find_experiment(project, experiment_name)
-    extra: dict[str, Any] = {"system": "free bodies", "contact_geometry": contact_geometry}
+    extra: dict[str, Any] = {"system": "free bodies", "contact_geometry": contact_geometry,
+                             "contact_geometry_requested": requested_geometry}
     timed_out = [False]
     if max_wall_s is not None:
         deadline = time.perf_counter() + float(max_wall_s)
@@ -308,9 +330,11 @@ def run_laxity(project: Project, experiment_name: str | None = None, progress: P
         if needs_tree(project):
             flex = flexion_coordinate(project, experiment)  # named in a stopped or failed run too
             extra = {"system": "tree", "flexion_coordinate": flex,
-                     "flexion_coordinate_deg": experiment.flexion_sign * experiment.flexion_deg}
-            result, extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel, tol_N=tol_N,
-                                               on_pose=on_pose)
+                     "flexion_coordinate_deg": experiment.flexion_sign * experiment.flexion_deg,
+                     "contact_geometry": contact_geometry, "contact_geometry_requested": requested_geometry}
+            result, tree_extra = sweep_tree_project(project, experiment, progress=progress, cancel=cancel,
+                                                    tol_N=tol_N, on_pose=on_pose)
+            extra.update(tree_extra)
         else:
             result = sweep_project(project, experiment, joint=joint, progress=progress, cancel=cancel, tol_N=tol_N,
                                    contact_geometry=contact_geometry)

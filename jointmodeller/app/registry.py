@@ -52,7 +52,7 @@ def _dynamics(project, *, progress, cancel, **options) -> RunRecord:
 
 
 def _laxity(project, *, progress, cancel, experiment: str | None = None, max_wall_s: float | None = None,
-            tol_N: float | None = None, live: bool = False, contact_geometry: str = "exact") -> RunRecord:
+            tol_N: float | None = None, live: bool = False, contact_geometry: str = "auto") -> RunRecord:
     """The experiment's sweep; live: also report each solved pose as a sample (progress(f, sample)),
     so a viewer can follow the sweep (each costs one force evaluation); contact_geometry: as
     app.laxity.run_laxity."""

@@ -12,7 +12,12 @@ from typing import Callable
 
 import numpy as np
 
-from jointmodeller.app.build import BuiltMechanics, build_mechanical_system, check_contact_geometry
+from jointmodeller.app.build import (
+    AUTO_CONTACT_GEOMETRY,
+    BuiltMechanics,
+    build_mechanical_system,
+    resolve_contact_geometry,
+)
 from jointmodeller.app.run_poses import poses_of_states, rotations_GB
 from jointmodeller.core.mechanics.system import MechanicalSystem
 from jointmodeller.core.multibody.integrate import METHODS, PROJECTED_METHOD, Trajectory, report_times, simulate
@@ -226,7 +231,7 @@ def run_dynamics(
     max_wall_s: float | None = DEFAULT_DYNAMICS_WALL_S,
     max_steps: int | None = DEFAULT_DYNAMICS_MAX_STEPS,
     on_step: Callable[[BuiltMechanics], Callable[[float, np.ndarray, Callable], None]] | None = None,
-    contact_geometry: str = "exact",
+    contact_geometry: str = AUTO_CONTACT_GEOMETRY,
 ) -> RunRecord:
     """Simulate the project from its initial pose (at rest) to ``t_end`` [s] with the one
     ``core.multibody.integrate.simulate``: on the tree when the project has joints, constraints or
@@ -243,12 +248,16 @@ def run_dynamics(
 
     digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`) or one of
     core.multibody.integrate.METHODS; the run's parameters record the method used.
-    contact_geometry: "exact" (closest points on the meshes) or "field" (signed distance fields, read
-    from the disk cache; docs/sdf.md gives the difference measured), recorded in the parameters.
+    contact_geometry: "exact" (closest points on the meshes), "field" (signed distance fields, read
+    from the disk cache; docs/sdf.md gives the difference measured) or "auto" (the default: the exact
+    meshes, :func:`app.build.resolve_contact_geometry`), recorded in the parameters as run (and as
+    asked, "contact_geometry_requested").
     """
-    check_contact_geometry(contact_geometry)
     from jointmodeller.app.mobilized import needs_tree
     from jointmodeller.app.tree_studies import run_dynamics_mobilized
+
+    requested_geometry = contact_geometry
+    contact_geometry = resolve_contact_geometry(contact_geometry, study="dynamics", tree=needs_tree(project))
 
     requested = method
     method = choose_method(project, method)
@@ -258,10 +267,12 @@ def run_dynamics(
                                      max_wall_s=max_wall_s, max_steps=max_steps, on_step=on_step,
                                      contact_geometry=contact_geometry)
         run.parameters["method_requested"] = requested
+        run.parameters["contact_geometry_requested"] = requested_geometry
         return run
     params = {"study": "dynamics", "t_end": float(t_end), "report_dt": float(report_dt), "digits": float(digits),
               "method": method, "method_requested": requested, "contact": contact, "wrapping": wrapping,
-              "contact_geometry": contact_geometry, "max_wall_s": max_wall_s, "max_steps": max_steps}
+              "contact_geometry": contact_geometry, "contact_geometry_requested": requested_geometry,
+              "max_wall_s": max_wall_s, "max_steps": max_steps}
     started = time.perf_counter()
     budget = RunBudget(max_wall_s, progress, cancel)
     built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=contact_geometry,

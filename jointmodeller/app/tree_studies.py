@@ -66,14 +66,17 @@ def run_dynamics_mobilized(
     max_wall_s: float | None = None,
     max_steps: int | None = None,
     on_step: Callable | None = None,
-    contact_geometry: str = "exact",
+    contact_geometry: str = "auto",
 ) -> RunRecord:
     """Simulate the project's tree (``app.studies.run_dynamics`` sends projects with joints,
     constraints or coordinate rows here); the run reports like it plus the generalised coordinates
     ("q", "u") and the largest constraint error. Limits, divergence and the user's stop end the run
     as there; on_step: as there (given the built force elements, returns a hook called with (t, y,
-    interpolate) in their state layout), after every accepted step."""
+    interpolate) in their state layout), after every accepted step. contact_geometry: as there."""
+    from jointmodeller.app.build import resolve_contact_geometry
     from jointmodeller.app.studies import RunBudget, dynamics_summary
+
+    contact_geometry = resolve_contact_geometry(contact_geometry, study="dynamics", tree=True)
 
     params = {"study": "dynamics", "system": "tree", "t_end": float(t_end), "report_dt": float(report_dt),
               "digits": float(digits), "method": method, "contact": contact, "wrapping": wrapping,

@@ -26,7 +26,7 @@ DYNAMICS_METHODS = (
 """Integrator choices of the run panel: (label, app.studies method name)."""
 
 
-CONTACT_GEOMETRIES = (("Exact meshes", "exact"), ("Distance fields (faster)", "field"))
+CONTACT_GEOMETRIES = (("Auto", "auto"), ("Distance fields", "field"), ("Exact meshes", "exact"))
 """Contact geometry choices of the run panel (dynamics and laxity): (label, app.studies geometry name)."""
 
 
@@ -65,11 +65,13 @@ class RunPanel(QWidget):
         for label, geometry in CONTACT_GEOMETRIES:
             self.contact_geometry.addItem(label, geometry)
         self.contact_geometry.setToolTip(
-            "How the dynamics and laxity studies find cartilage contact. Exact meshes (default): the closest "
-            "point on the other surface's triangles. Distance fields: one lookup per vertex in the surface's "
-            "signed distance field (built once per mesh and cached): the demo's laxity sweep 1.6-2.6x faster "
-            "with laxity within 0.1 %, contact forces within 0.5 % (docs/sdf.md). Laxity of a project with "
-            "joints runs on the exact meshes only.")
+            "How the dynamics and laxity studies find cartilage contact. Distance fields: one lookup per vertex "
+            "in the other surface's signed distance field (built once per mesh and cached): the demo's dynamics "
+            "~4x and its laxity sweep ~3x faster than on the exact meshes, contact forces within 0.5 % and "
+            "laxity within 0.1 %, but a trajectory drifts from the exact one by more than the integrator's "
+            "error (docs/sdf.md). Exact meshes: the closest point on the other surface's triangles, the "
+            "reference. Auto (default): distance fields for the laxity sweep of free bones, the exact meshes "
+            "otherwise (the laxity sweep of a project with joints runs on the exact meshes only).")
         self.max_wall = QDoubleSpinBox(self)  # 0 shows "default": the study's own limit
         self.max_wall.setRange(0.0, 1e6)
         self.max_wall.setDecimals(0)

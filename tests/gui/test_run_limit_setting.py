@@ -53,13 +53,14 @@ def test_dynamics_from_the_panel_stops_at_its_time_limit(small_project):
 
 
 def test_contact_geometry_setting_reaches_dynamics_and_laxity(qtbot, small_project, monkeypatch):
-    """The run panel's contact geometry (issue 17): exact meshes by default, offered for dynamics and
-    laxity only, and the choice reaches both studies (the dynamics run records it)."""
+    """The run panel's contact geometry (issue 17): "auto" by default (app.build.resolve_contact_geometry),
+    offered for dynamics and laxity only, and the choice reaches both studies (the dynamics run records
+    it, and what was asked)."""
     import jointmodeller.app.laxity as laxity
 
     panel = RunPanel()
     qtbot.addWidget(panel)
-    assert panel.dynamics_options()["contact_geometry"] == "exact"
+    assert panel.dynamics_options()["contact_geometry"] == "auto"
     panel.study.addItems(["dynamics", "equilibrium", "laxity"])
     for study, offered in (("laxity", True), ("equilibrium", False), ("dynamics", True)):
         panel.study.setCurrentText(study)
@@ -72,4 +73,4 @@ def test_contact_geometry_setting_reaches_dynamics_and_laxity(qtbot, small_proje
     study_function("laxity", small_project, **options)(lambda *a: None, None)
     assert seen["contact_geometry"] == "field"
     run = study_function("dynamics", small_project, **{**options, "t_end": 0.01})(lambda *a: None, None)
-    assert run.parameters["contact_geometry"] == "field"
+    assert run.parameters["contact_geometry"] == "field" and run.parameters["contact_geometry_requested"] == "field"

@@ -292,10 +292,12 @@ def test_a_wall_time_limit_stops_the_sweep_and_keeps_its_steps(project, monkeypa
 
 def test_laxity_on_distance_fields_is_refused_for_a_project_with_joints(project):
     """A project with joints sweeps on the tree, whose statics freeze contact sets of mesh faces: asking
-    for distance fields gets a ValidationError naming the option (nothing runs); an unknown geometry too.
-    On free bones the option is taken and recorded (here no contact pair: the same curve)."""
+    for distance fields gets a ValidationError naming the option (nothing runs); an unknown geometry too;
+    "auto" (the default) resolves to the exact meshes there and to distance fields on free bones, where
+    the option is taken and recorded (here no contact pair: the same curve)."""
     import dataclasses
 
+    from jointmodeller.app.build import build_mechanical_system, resolve_contact_geometry
     from jointmodeller.model.errors import ValidationError
     from jointmodeller.model.specs import JointSpec
 
@@ -306,6 +308,15 @@ def test_laxity_on_distance_fields_is_refused_for_a_project_with_joints(project)
         run_laxity(on_joint, contact_geometry="field")
     with pytest.raises(ValidationError, match="contact geometry.*'mesh'"):
         run_laxity(project, contact_geometry="mesh")
-    exact, field = run_laxity(project), run_laxity(project, contact_geometry="field")
+    assert resolve_contact_geometry("auto", study="laxity", tree=True) == "exact"
+    assert resolve_contact_geometry("auto", study="laxity", tree=False) == "field"
+    assert resolve_contact_geometry("auto", study="dynamics", tree=False) == "exact"
+    assert resolve_contact_geometry("exact", study="laxity", tree=False) == "exact"
+    assert resolve_contact_geometry("field", study="dynamics", tree=True) == "field"
+    with pytest.raises(ValueError, match="'auto'"):  # a builder takes a resolved geometry only
+        build_mechanical_system(project, contact_geometry="auto")
+    exact, field = run_laxity(project, contact_geometry="exact"), run_laxity(project)
+    assert exact.parameters["contact_geometry"] == "exact"
     assert field.status == "completed" and field.parameters["contact_geometry"] == "field"
+    assert field.parameters["contact_geometry_requested"] == "auto"
     np.testing.assert_array_equal(field.series["measure"], exact.series["measure"])

@@ -18,7 +18,7 @@ from jointmodeller.app.laxity import build_joint, find_experiment, run_laxity  #
 @pytest.fixture(scope="module")
 def demo_run():
     project = build_demo_project()
-    joint = build_joint(project)
+    joint = build_joint(project, contact_geometry="exact")  # the reference the field sweep is held to
     if not project.contacts or joint.system.extra_elements == []:
         pytest.skip("the project builder does not build contact yet")
     return project, run_laxity(project, joint=joint)
