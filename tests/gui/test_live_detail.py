@@ -10,21 +10,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from jointmodeller.app.run_poses import poses_from_mesh_frames
+from tests.gui.live_study import turning_batch
 
 pytestmark = pytest.mark.gui
-
-
-def _burst(project, k: int) -> dict:
-    """A live batch of k distinct states turning the second mass about z."""
-    n = len(project.masses)
-    th = np.linspace(0.0, 0.5, k)
-    R = np.tile(np.eye(3), (k, n, 1, 1))
-    R[:, 1] = [[[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]] for a in th]
-    origin = np.zeros((k, n, 3))
-    origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
-    return {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.zeros(k, int),
-            "poses": poses_from_mesh_frames(project, R, origin), "labels": {}}
 
 
 def _drawn_cells(vp) -> dict:
@@ -45,7 +33,7 @@ def _play(qtbot, w, project, k: int) -> None:
     vp = w.viewport
     w.study_control.live_project = project
     f0 = vp.frames_drawn
-    w.study_control.live_sample(_burst(project, k))
+    w.study_control.live_sample(turning_batch(project, k))
     qtbot.waitUntil(lambda: len(vp.playback) == 0 and vp._awaiting is None, timeout=30000)
     assert vp.frames_drawn > f0
 
@@ -188,7 +176,7 @@ def test_a_study_started_before_the_view_is_made_gets_its_twins_with_the_view(qt
         pytest.skip("the view was made before the window was shown")
     vp.prepare_live_detail()
     w.study_control.live_project = demo_project
-    w.study_control.live_sample(_burst(demo_project, 5))
+    w.study_control.live_sample(turning_batch(demo_project, 5))
     vp.ensure_view()
     qtbot.waitUntil(lambda: not vp._making_twins and len(vp.playback) == 0 and vp._awaiting is None,
                     timeout=60000)

@@ -10,8 +10,9 @@ import pytest
 from scipy import integrate
 
 from jointmodeller.app.live import StepStreamer, split_batch, stream_poses
-from jointmodeller.app.run_poses import mesh_frames, poses_from_mesh_frames
+from jointmodeller.app.run_poses import mesh_frames
 from jointmodeller.gui.playback import Playback
+from tests.gui.live_study import turning_batch
 
 pytestmark = [pytest.mark.gui]
 
@@ -144,14 +145,7 @@ def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project
     w = window(small_project)
     names = [m.name for m in small_project.masses]
     k = 12
-    th = np.linspace(0.0, 0.5, k)
-    R = np.zeros((k, 2, 3, 3))
-    R[:, 0] = np.eye(3)
-    R[:, 1] = [[[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]] for a in th]
-    origin = np.zeros((k, 2, 3))
-    origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
-    batch = {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.arange(k) // 4,
-             "poses": poses_from_mesh_frames(small_project, R, origin), "labels": {}}
+    batch = turning_batch(small_project, k, step=np.arange(k) // 4)
     w.study_control.live_project = small_project
     f0 = w.viewport.frames_drawn
     w.study_control.live_sample(batch)
@@ -164,8 +158,10 @@ def test_live_batches_are_played_as_distinct_frames(qtbot, window, small_project
     assert w.viewport.playback.taken + w.viewport.playback.dropped == k
     last = int(round(times[-1] / 0.01)) - 1
     M = np.asarray(w.viewport.scene.mass_actors[names[1]].user_matrix)
-    assert M[:3, :3] == pytest.approx(R[last, 1], abs=1e-12)
-    assert M[:3, 3] == pytest.approx(origin[last, 1], abs=1e-12)
+    a = np.linspace(0.0, 0.5, k)[last]  # turning_batch's state: about z, 1 mm a state higher
+    assert M[:3, :3] == pytest.approx(np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]]),
+                                      abs=1e-12)
+    assert M[:3, 3] == pytest.approx([0.0, 0.0, 0.11 + 0.001 * last], abs=1e-12)
 
 
 def test_plots_are_drawn_off_the_gui_thread_and_cursor_redraws_coalesce(qtbot):

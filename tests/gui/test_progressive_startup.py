@@ -7,16 +7,14 @@ asserts."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
-from jointmodeller.app.run_poses import poses_from_mesh_frames
+from tests.gui.fresh_process import demo_window_code, fresh_env, run_json
+from tests.gui.live_study import turning_batch
 
 pytestmark = pytest.mark.gui
 
@@ -105,17 +103,8 @@ def test_the_window_is_painted_before_pyvista_is_imported_then_the_view_renders(
     """In a fresh process, as the bench's start-up (gui.startup_s, gui.startup_view_s): when the main
     window with the cached demo has been painted, neither pyvista nor VTK's rendering is imported;
     then the view is made and renders the demo."""
-    env = dict(os.environ, JOINTMODELLER_CACHE=str(tmp_path / "cache"),
-               JOINTMODELLER_RECOVERY_DIR=str(tmp_path / "recovery"))
-    code = f"""
-        import json, sys
-        from PySide6.QtCore import QSettings, QTimer
-        from PySide6.QtWidgets import QApplication
-        app = QApplication([])
-        from jointmodeller.gui.main_window import MainWindow
-        w = MainWindow(settings=QSettings({str(tmp_path / "s.ini")!r}, QSettings.IniFormat), confirm=False)
-        w.open_demo()
-        seen = {{}}
+    code = demo_window_code(tmp_path) + textwrap.dedent("""
+        seen = {}
         def painted():
             seen["painted"] = sorted(m for m in ("pyvista", "pyvistaqt", "vtkmodules.vtkRenderingCore")
                                      if m in sys.modules)
@@ -132,11 +121,8 @@ def test_the_window_is_painted_before_pyvista_is_imported_then_the_view_renders(
         app.exec()
         w.close()
         print(json.dumps(seen))
-    """
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=300, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    """)
+    seen = run_json(code, fresh_env(tmp_path))
     assert seen["painted"] == [] and seen["view when painted"] is False
     assert seen["tables"] >= 2
     assert seen["view"] is True and len(seen["bones"]) >= 2
@@ -173,26 +159,10 @@ def test_the_background_imports_import_no_qt_module():
                           "studies": "jointmodeller.app.studies" in new,
                           "pyvistaqt": "pyvistaqt" in sys.modules}))
     """
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=300, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = run_json(code, dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     assert seen["pyvista"] and seen["studies"] and seen["qt"] == []
     assert len(seen["errors"]) == 1 and "GUI thread" in seen["errors"][0]
     assert seen["pyvistaqt"]
-
-
-def _burst(project, k: int) -> dict:
-    """A live batch of k distinct states turning the second mass about z."""
-    th = np.linspace(0.0, 0.5, k)
-    R = np.zeros((k, 2, 3, 3))
-    R[:, 0] = np.eye(3)
-    R[:, 1] = [[[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]] for a in th]
-    origin = np.zeros((k, 2, 3))
-    origin[:, 1, 2] = 0.11 + 0.001 * np.arange(k)
-    return {"batch": True, "time": 0.01 * np.arange(1, k + 1), "step": np.zeros(k, int),
-            "poses": poses_from_mesh_frames(project, R, origin), "labels": {}}
 
 
 def test_live_states_are_drawn_as_distinct_timer_paced_frames_once_the_view_is_made(qtbot, window, demo_project):
@@ -204,7 +174,7 @@ def test_live_states_are_drawn_as_distinct_timer_paced_frames_once_the_view_is_m
     w.study_control.live_project = demo_project
     f0 = vp.frames_drawn
     k = 40
-    w.study_control.live_sample(_burst(demo_project, k))
+    w.study_control.live_sample(turning_batch(demo_project, k))
     assert vp.frames_drawn == f0  # queued for the timer, not drawn in the caller's turn
     qtbot.waitUntil(lambda: len(vp.playback) == 0 and vp._awaiting is None, timeout=30000)
     times = [t for t, _ in vp.shown_live]

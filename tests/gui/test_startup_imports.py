@@ -6,13 +6,13 @@ the mesh import dialog and pyvista's pooch."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+
+from tests.gui.fresh_process import demo_window_code, fresh_env, run_json
 
 pytestmark = pytest.mark.gui  # starts the GUI in fresh processes
 
@@ -27,11 +27,8 @@ NOT_TO_SHOW = ("sqlalchemy", "alembic", "jointmodeller.persistence", "jointmodel
 is opened or saved), the demo's builders (until the cache misses), the mesh import dialog."""
 
 
-def _run(code: str, env: dict | None = None) -> dict:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=300, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _run(code: str, env: dict | None = None):
+    return run_json(code, env)
 
 
 def test_importing_the_main_window_imports_no_heavy_module():
@@ -50,16 +47,8 @@ def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp
     pyplot stays a stand-in (pyvista imports it, nothing here uses it), and it becomes the real module
     when something does. What pressing Start needs (the studies, numba) is imported in the background
     once the window is up, so Start does not stall the event loop with it (gui.max_stall_ms)."""
-    env = dict(os.environ, JOINTMODELLER_CACHE=str(tmp_path / "cache"),
-               JOINTMODELLER_RECOVERY_DIR=str(tmp_path / "recovery"))
-    code = f"""
-        import json, sys
-        from PySide6.QtCore import QSettings
-        from PySide6.QtWidgets import QApplication
-        app = QApplication([])
-        from jointmodeller.gui.main_window import MainWindow
-        w = MainWindow(settings=QSettings({str(tmp_path / "s.ini")!r}, QSettings.IniFormat), confirm=False)
-        w.open_demo()
+    env = fresh_env(tmp_path)
+    code = demo_window_code(tmp_path) + textwrap.dedent(f"""
         w.show()
         app.processEvents()
         w.viewport.plotter.render()
@@ -80,7 +69,7 @@ def test_the_main_window_shows_the_cached_demo_without_pyplot_scipy_or_numba(tmp
         seen["same figure function"] = sys.modules["matplotlib.pyplot"].figure is plt.figure
         w.close()
         print(json.dumps(seen))
-    """
+    """)
     _run(code, env)  # builds the demo and the decimated meshes into the cache
     seen = _run(code, env)
     assert seen == {"matplotlib.pyplot": "_DeferredModule", "pooch": "_DeferredModule", "after use": "module",
