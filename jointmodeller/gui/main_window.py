@@ -88,29 +88,22 @@ def _initial_poses(project: Project) -> tuple:
     return tuple((m.name, m.position_G, m.euler_deg, m.euler_sequence, m.com_L) for m in project.masses)
 
 
-def freeze_heap() -> None:
+def freeze_heap(young_only: bool = False) -> None:
     """Collect once, then move every object alive now out of the cyclic collector's reach
     (gc.freeze): the heap of a loaded project (meshes, VTK wrappers) would otherwise make each full
     collection a 50–130 ms pause of the event loop during live runs.
 
-    The first call of a process (the main window being made: the heap is the imported modules and
-    the widgets) collects the young generations only: a full collection of that heap finds next to
-    nothing (~20 objects) and costs ~0.12 s of the start-up. Later calls collect everything (a
-    replaced project's leftovers)."""
-    if gc.get_freeze_count():
+    Only the young generations are collected first on the first call of a process (the main window
+    being made: the heap is the imported modules and the widgets; a full collection finds next to
+    nothing, ~20 objects, and costs ~0.12 s of the start-up) and with ``young_only``: the 3D view
+    made after the heap was frozen (progressive start-up), whose pyvista, VTK modules and scene
+    wrappers, hundreds of thousands of objects, would else make each full collection of a live run
+    a ~100 ms pause (the live view showing fewer frames). Other calls collect everything (a replaced
+    project's leftovers)."""
+    if gc.get_freeze_count() and not young_only:
         gc.collect()
     else:
         gc.collect(1)
-    gc.freeze()
-
-
-def freeze_view_heap() -> None:
-    """The 3D view was made after the heap was frozen (progressive start-up): pyvista, VTK's modules
-    and the scene's wrappers, hundreds of thousands of objects, are moved out of the cyclic collector's
-    reach as :func:`freeze_heap` did when the view was made with the window; else each full collection
-    during a live run pauses the event loop for ~100 ms and the live view shows fewer frames. Only
-    the young generations are collected first (the new heap is modules and the scene: little to free)."""
-    gc.collect(1)
     gc.freeze()
 
 
@@ -183,7 +176,7 @@ class MainWindow(QMainWindow):
         self._rebuild_timer.setSingleShot(True)
         self._rebuild_timer.setInterval(0)
         self._rebuild_timer.timeout.connect(self._rebuild_scene)
-        self.viewport.viewReady.connect(freeze_view_heap)
+        self.viewport.viewReady.connect(lambda: freeze_heap(young_only=True))
         self.set_document(self.doc)
 
     def _make_widgets(self) -> None:

@@ -252,11 +252,16 @@ def solve_tree_equilibrium(
         # a longer one is shortened along itself to max_move less the motion so far (enough by the
         # triangle inequality were the motion linear in the step); after three passes by 0.9 × the ratio
         # still missing, so the loop ends within the cap
+        left = -1.0  # max_move less the motion so far: the same in every pass, found on the first
         for k in range(60):
             total = moved(q_start, q_try)
             if total <= max_move:
                 break
-            s = max(max_move - moved(q_start, q), 0.0) / max(moved(q, q_try), 1e-300) if k < 3 else 0.0
+            s = 0.0
+            if k < 3:
+                if left < 0.0:
+                    left = max(max_move - moved(q_start, q), 0.0)
+                s = left / max(moved(q, q_try), 1e-300)
             z = z * (s if 0.0 < s < 1.0 else 0.9 * max_move / total)
             q_try = on_manifold(move(system, q, N @ z))
             b = W @ rz
