@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointmodeller.core._jit import kernel as _compiled_kernel
-from jointmodeller.core._jit import numba_enabled
+from jointmodeller.core._jit import njit, numba_enabled
 from jointmodeller.core.geometry.mesh_checks import edge_keys, is_closed
 
 #: nodes per block edge (blocks of BLOCK³ nodes are kept or left out together); a power of two
@@ -497,11 +497,58 @@ def _sample_kernel(p, origin, inv_h, nmax, table, values, far, want_gradient, ou
             out_g[r, 2] = (c1 - c0) * inv_h * gz_on
 
 
+@njit(fastmath=False, error_model="numpy")
+def smooth_sample_at(x, y, z, origin, inv_h, nmax, table, values, far, c):  # pragma: no cover - numba
+    """(value, gx, gy, gz) of the field at the point (x, y, z) (finite, in the mesh's frame): the
+    trilinear value and the trilinear interpolation of the nodes' central-difference gradients
+    (continuous in the point) from the 4×4×4 nodes around its cell, node indices clamped onto the
+    lattice (the same as clamping the shifted points: see ``value_and_smooth_gradient``). ``c``
+    (4, 4, 4) is scratch. The one implementation of the smooth sample: ``_smooth_sample_kernel`` and
+    the contact kernels (core.mechanics.contact_field_kernels) call it."""
+    t0 = (x - origin[0]) * inv_h
+    t1 = (y - origin[1]) * inv_h
+    t2 = (z - origin[2]) * inv_h
+    t0 = min(max(t0, 0.0), float(nmax[0]))
+    t1 = min(max(t1, 0.0), float(nmax[1]))
+    t2 = min(max(t2, 0.0), float(nmax[2]))
+    i0 = min(int(t0), nmax[0] - 1)
+    j0 = min(int(t1), nmax[1] - 1)
+    k0 = min(int(t2), nmax[2] - 1)
+    fx = t0 - i0
+    fy = t1 - j0
+    fz = t2 - k0
+    for a in range(4):
+        i = min(max(i0 - 1 + a, 0), nmax[0])
+        for b in range(4):
+            j = min(max(j0 - 1 + b, 0), nmax[1])
+            for e in range(4):
+                k = min(max(k0 - 1 + e, 0), nmax[2])
+                blk = table[i >> 3, j >> 3, k >> 3]
+                if blk >= 0:
+                    c[a, b, e] = values[blk, i & 7, j & 7, k & 7]
+                elif blk == -2:
+                    c[a, b, e] = -far
+                else:
+                    c[a, b, e] = far
+    v = 0.0
+    gx = 0.0
+    gy = 0.0
+    gz = 0.0
+    for a in range(2):
+        wx = fx if a == 1 else 1.0 - fx
+        for b in range(2):
+            wy = fy if b == 1 else 1.0 - fy
+            for e in range(2):
+                w = wx * wy * (fz if e == 1 else 1.0 - fz)
+                v += w * c[a + 1, b + 1, e + 1]
+                gx += w * (c[a + 2, b + 1, e + 1] - c[a, b + 1, e + 1])
+                gy += w * (c[a + 1, b + 2, e + 1] - c[a + 1, b, e + 1])
+                gz += w * (c[a + 1, b + 1, e + 2] - c[a + 1, b + 1, e])
+    return v, 0.5 * gx * inv_h, 0.5 * gy * inv_h, 0.5 * gz * inv_h
+
+
 def _smooth_sample_kernel(p, origin, inv_h, nmax, table, values, far, out_v, out_g):  # pragma: no cover
-    """Trilinear value and the trilinear interpolation of the nodes' central-difference gradients
-    (continuous in the point) at points p (k, 3), from the 4×4×4 nodes around each cell, node
-    indices clamped onto the lattice (the same as clamping the shifted points: see
-    ``value_and_smooth_gradient``)."""
+    """:func:`smooth_sample_at` at points p (k, 3); nan where a point is not finite."""
     c = np.empty((4, 4, 4))
     for r in range(p.shape[0]):
         ok = True
@@ -513,49 +560,11 @@ def _smooth_sample_kernel(p, origin, inv_h, nmax, table, values, far, out_v, out
             for ax in range(3):
                 out_g[r, ax] = np.nan
             continue
-        t0 = (p[r, 0] - origin[0]) * inv_h
-        t1 = (p[r, 1] - origin[1]) * inv_h
-        t2 = (p[r, 2] - origin[2]) * inv_h
-        t0 = min(max(t0, 0.0), float(nmax[0]))
-        t1 = min(max(t1, 0.0), float(nmax[1]))
-        t2 = min(max(t2, 0.0), float(nmax[2]))
-        i0 = min(int(t0), nmax[0] - 1)
-        j0 = min(int(t1), nmax[1] - 1)
-        k0 = min(int(t2), nmax[2] - 1)
-        fx = t0 - i0
-        fy = t1 - j0
-        fz = t2 - k0
-        for a in range(4):
-            i = min(max(i0 - 1 + a, 0), nmax[0])
-            for b in range(4):
-                j = min(max(j0 - 1 + b, 0), nmax[1])
-                for e in range(4):
-                    k = min(max(k0 - 1 + e, 0), nmax[2])
-                    blk = table[i >> 3, j >> 3, k >> 3]
-                    if blk >= 0:
-                        c[a, b, e] = values[blk, i & 7, j & 7, k & 7]
-                    elif blk == -2:
-                        c[a, b, e] = -far
-                    else:
-                        c[a, b, e] = far
-        v = 0.0
-        gx = 0.0
-        gy = 0.0
-        gz = 0.0
-        for a in range(2):
-            wx = fx if a == 1 else 1.0 - fx
-            for b in range(2):
-                wy = fy if b == 1 else 1.0 - fy
-                for e in range(2):
-                    w = wx * wy * (fz if e == 1 else 1.0 - fz)
-                    v += w * c[a + 1, b + 1, e + 1]
-                    gx += w * (c[a + 2, b + 1, e + 1] - c[a, b + 1, e + 1])
-                    gy += w * (c[a + 1, b + 2, e + 1] - c[a + 1, b, e + 1])
-                    gz += w * (c[a + 1, b + 1, e + 2] - c[a + 1, b + 1, e])
+        v, gx, gy, gz = smooth_sample_at(p[r, 0], p[r, 1], p[r, 2], origin, inv_h, nmax, table, values, far, c)
         out_v[r] = v
-        out_g[r, 0] = 0.5 * gx * inv_h
-        out_g[r, 1] = 0.5 * gy * inv_h
-        out_g[r, 2] = 0.5 * gz * inv_h
+        out_g[r, 0] = gx
+        out_g[r, 1] = gy
+        out_g[r, 2] = gz
 
 
 # ---------------------------------------------------------------- the field --------------------------

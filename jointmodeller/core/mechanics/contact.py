@@ -43,7 +43,13 @@ from jointmodeller.core.geometry.collision import (
 from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
-from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus, hunt_crossley, smoothstep
+from jointmodeller.core.mechanics.contact_field_kernels import (
+    accumulate_spring_forces,
+    field_springs,
+    kinematics_arrays,
+    spring_forces,
+)
+from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 
 METHODS = ("foundation", "mjm")
@@ -93,6 +99,12 @@ def contact_field(vertices_B: np.ndarray, faces: np.ndarray, depth: float) -> Si
     these parameters)."""
     h = contact_field_spacing(vertices_B, faces)
     return SignedDistanceField.build(vertices_B, faces, spacing=h, band_cells=contact_field_band_cells(h, depth))
+
+
+def _snapshot(kin: BodyKinematics) -> BodyKinematics:
+    """A copy of ``kin``'s arrays (the caller may reuse its arrays after the evaluation)."""
+    return BodyKinematics(kin.p_G.copy(), kin.R_GB.copy(), kin.v_G.copy(), kin.w_G.copy(),
+                          None if kin.q is None else kin.q.copy())
 
 
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -235,6 +247,7 @@ class ContactWork:
     references: dict = field(default_factory=dict)
     springs: tuple | None = None  # (band, p_G, R_GB of a and b, springs there): the latest evaluation
     last_result: ContactResult | None = None
+    last_kinematics: tuple | None = None  # (t, kinematics) of the latest accumulate that made no result
 
 
 class ContactPair:
@@ -360,8 +373,14 @@ class ContactPair:
 
     @property
     def last_result(self) -> ContactResult | None:
-        """The latest evaluation's result (for reports and drawing)."""
-        return self._work.last_result
+        """The latest evaluation's result (for reports and drawing); made now from the kinematics of
+        the latest :meth:`accumulate` when that one only added up the forces."""
+        work = self._work
+        if work.last_result is None and work.last_kinematics is not None:
+            t, kin = work.last_kinematics
+            work.last_result = self.evaluate(t, kin)
+            work.last_kinematics = None
+        return work.last_result
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -434,22 +453,9 @@ class ContactPair:
         assert surf.sdf is not None  # built in __init__ for the field geometry
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         cand = self._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)
-        P_o = bed.vertices_B[cand] @ R_ob.T + p_ob
-        value, grad = surf.sdf.value_and_smooth_gradient(P_o)
-        length = np.linalg.norm(grad, axis=1)
-        ok = (value < band) & (length > 0.0)
-        idx, P_o, value = cand[ok], P_o[ok], value[ok]
-        n_o = grad[ok] / length[ok, None]
-        facing = -(n_o * (bed.surface.normals_B[idx] @ R_ob.T)).sum(axis=1)
-        weight = smoothstep((facing - FIELD_FACING_ZERO) / (FIELD_FACING_FULL - FIELD_FACING_ZERO))
-        keep = weight > 0.0
-        idx, P_o, value, n_o, weight = idx[keep], P_o[keep], value[keep], n_o[keep], weight[keep]
-        R_Go = kin.R_GB[other]
-        offset_o = -value[:, None] * n_o  # to the surface along the normal
-        offset_G = offset_o @ R_Go.T
-        normal_G = n_o @ R_Go.T
-        mid_G = kin.p_G[other] + (P_o + 0.5 * offset_o) @ R_Go.T
-        depth = np.maximum(-value, 0.0) * weight
+        idx, mid_G, normal_G, offset_G, depth = field_springs(
+            surf.sdf, bed.vertices_B, bed.surface.normals_B, cand, R_ob, p_ob, kin.R_GB[other], kin.p_G[other],
+            band, FIELD_FACING_ZERO, FIELD_FACING_FULL)
         return self._law(bed_body, idx, mid_G, normal_G, depth, offset_G, bed.area[idx],
                          np.full(len(idx), -1, np.int64), scale, band)
 
@@ -576,40 +582,28 @@ class ContactPair:
         return out
 
     # ------------------------------------------------------------------ forces
-    def _forces_on_bed(self, kin: BodyKinematics, sp: _Springs) -> tuple[np.ndarray, np.ndarray]:
-        """(forces (m, 3) on the bed body, normal-force magnitudes (m,))."""
+    def _forces_on_bed(self, kin: BodyKinematics, sp: _Springs,
+                       arrays: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(forces (m, 3) on the bed body, normal-force magnitudes (m,)): contact_field_kernels'
+        spring_forces, plus friction (numpy) when the pair has it. ``arrays``: the kinematics'
+        (kinematics_arrays), when the caller has them."""
         other = self.b if sp.bed_body == self.a else self.a
-        n = sp.normal_G
-        f_el = sp.stiffness * sp.depth
         needs_rate = self.dissipation > 0 or self.friction is not None
-        if needs_rate and len(sp.depth):
-            body_bed = np.full(len(sp.depth), sp.bed_body)
-            body_other = np.full(len(sp.depth), other)
-            v_rel = kin.point_velocities_G(body_bed, self._r_B(kin, sp.bed_body, sp.point_G)) - \
-                kin.point_velocities_G(body_other, self._r_B(kin, other, sp.point_G))
-            rate = -(v_rel * n).sum(axis=1)
-        else:
-            v_rel = np.zeros_like(n)
-            rate = np.zeros(len(sp.depth))
-        f_n = hunt_crossley(f_el, rate, self.dissipation)
-        force = f_n[:, None] * n
-        if sp.lateral > 0:
-            lat = sp.offset_G - (sp.offset_G * n).sum(axis=1)[:, None] * n
-            force = force + (sp.lateral * sp.stiffness)[:, None] * lat
+        force, f_n, v_rel = spring_forces(kinematics_arrays(kin) if arrays is None else arrays, sp.bed_body, other,
+                                          sp.point_G, sp.normal_G, sp.depth, sp.stiffness, sp.offset_G,
+                                          sp.lateral, self.dissipation, needs_rate)
         if self.friction is not None and len(sp.depth):
+            n = sp.normal_G
             slip = v_rel - (v_rel * n).sum(axis=1)[:, None] * n
             force = force + self.friction.force(slip, f_n)
         return force, f_n
 
-    @staticmethod
-    def _r_B(kin: BodyKinematics, body: int, point_G: np.ndarray) -> np.ndarray:
-        return (point_G - kin.p_G[body]) @ kin.R_GB[body]
-
     def evaluate(self, t: float, kin: BodyKinematics) -> ContactResult:
         """Contact points, pressures and forces at this pose and velocity (pure: no side effects)."""
         parts = []
+        arrays = kinematics_arrays(kin)
         for sp in self._all_springs(kin):
-            f_bed, f_n = self._forces_on_bed(kin, sp)
+            f_bed, f_n = self._forces_on_bed(kin, sp, arrays)
             sign = 1.0 if sp.bed_body == self.a else -1.0
             parts.append((sp, sign * f_bed, sign * sp.normal_G, f_n))
         if parts:
@@ -637,9 +631,18 @@ class ContactPair:
         )
 
     def accumulate(self, t: float, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
-        """Add the contact forces on a and b and their moments about each centre of mass."""
+        """Add the contact forces on a and b and their moments about each centre of mass. Without
+        friction the springs' forces go straight into the sums (contact_field_kernels: no
+        ContactResult; :attr:`last_result` makes it when asked); with friction through
+        :meth:`evaluate`."""
+        if self.friction is None and force_G.dtype == np.float64 and torque_G.dtype == np.float64:
+            self._accumulate_springs(kin, force_G, torque_G)
+            self._work.last_result = None
+            self._work.last_kinematics = (t, _snapshot(kin))
+            return
         res = self.evaluate(t, kin)
         self._work.last_result = res
+        self._work.last_kinematics = None
         m = res.n_points
         if m == 0:
             return
@@ -647,6 +650,20 @@ class ContactPair:
         pts = np.concatenate([res.points_G, res.points_G])
         f = np.concatenate([res.force_G, -res.force_G])
         apply_point_forces(kin, body, pts, f, force_G, torque_G)
+
+    def _accumulate_springs(self, kin: BodyKinematics, force_G: np.ndarray, torque_G: np.ndarray) -> None:
+        """accumulate without friction: each bed direction's springs' forces (the same as
+        :meth:`evaluate`'s) scattered onto a (+) and b (−) by one compiled loop."""
+        arrays = kinematics_arrays(kin)
+        needs_rate = self.dissipation > 0
+        for sp in self._all_springs(kin):
+            if not len(sp.depth):
+                continue
+            other = self.b if sp.bed_body == self.a else self.a
+            sign = 1.0 if sp.bed_body == self.a else -1.0
+            accumulate_spring_forces(arrays, self.a, self.b, sign, sp.bed_body, other, sp.point_G, sp.normal_G,
+                                     sp.depth, sp.stiffness, sp.offset_G, sp.lateral, self.dissipation, needs_rate,
+                                     force_G, torque_G)
 
     # ------------------------------------------------------------------ Newton help
     def stiffness_matrix(self, kin: BodyKinematics, numeric: bool = False, step: float = 1e-6,
@@ -706,12 +723,12 @@ class ContactPair:
             return np.concatenate([F[self.a], T[self.a], F[self.b], T[self.b]])
 
         K = np.zeros((12, 12))
-        saved = self._work.last_result
+        saved = self._work.last_result, self._work.last_kinematics
         for col in range(12):
             dq = np.zeros(12)
             dq[col] = step
             K[:, col] = -(wrench(dq) - wrench(-dq)) / (2 * step)
-        self._work.last_result = saved
+        self._work.last_result, self._work.last_kinematics = saved
         return K
 
     def frozen(self, kin: BodyKinematics, band: float = 0.0):

@@ -1,6 +1,9 @@
 """Contact force laws: elastic-foundation stiffness, Hunt–Crossley dissipation, Stribeck friction.
 
-Seed 003 §5 and its appendix A; all vectorised over contact points.
+Seed 003 §5 and its appendix A; all vectorised over contact points. ``hunt_crossley`` and
+``smoothstep`` are written so that they also take single numbers, in numba's compiled code too:
+``hunt_crossley_jit`` and ``smoothstep_jit`` are the same functions compiled (core._jit; the plain
+functions with numba switched off), for the contact kernels (core.mechanics.contact_field_kernels).
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from jointmodeller.core._jit import njit
 
 
 def foundation_modulus(youngs_modulus: float, poisson: float, thickness: float) -> float:
@@ -34,15 +39,20 @@ def combined_plane_strain_modulus(e1: float, nu1: float, e2: float, nu2: float) 
 def hunt_crossley(f_elastic: np.ndarray, rate: np.ndarray, c: float) -> np.ndarray:
     """Normal force f_e (1 + 1.5 c ẋ), never negative (seed 003 eqs 24–26).
 
-    f_elastic (m,) [N] ≥ 0, rate (m,) penetration rate ẋ [m/s] (positive while closing), c [s/m].
+    f_elastic (m,) [N] ≥ 0, rate (m,) penetration rate ẋ [m/s] (positive while closing), c [s/m]
+    (or single numbers).
     """
     return np.maximum(f_elastic * (1.0 + 1.5 * c * rate), 0.0)
 
 
 def smoothstep(x: np.ndarray) -> np.ndarray:
-    """3x² − 2x³ on [0, 1], 0 below, 1 above: a C¹ ramp."""
-    x = np.clip(x, 0.0, 1.0)
+    """3x² − 2x³ on [0, 1], 0 below, 1 above: a C¹ ramp (arrays or single numbers)."""
+    x = np.minimum(np.maximum(x, 0.0), 1.0)
     return x * x * (3.0 - 2.0 * x)
+
+
+hunt_crossley_jit = njit(hunt_crossley)
+smoothstep_jit = njit(smoothstep)
 
 
 @dataclass(frozen=True)

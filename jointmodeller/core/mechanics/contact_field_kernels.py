@@ -1,0 +1,240 @@
+"""Compiled loops of :mod:`jointmodeller.core.mechanics.contact` (issue 17: live dynamics with contact).
+
+- :func:`field_springs`: the "field" geometry's contact points in one pass over the candidate bed
+  vertices — each vertex into the other body's frame, the other surface's smooth field sample
+  (``core.geometry.sdf.smooth_sample_at``, the one implementation of it), the filters (value below
+  the band, gradient not zero), the normal, the facing weight (``smoothstep`` between
+  ``FIELD_FACING_ZERO`` and ``FIELD_FACING_FULL``) and the spring's point, normal, offset and depth
+  in G, written compacted (kept vertices only).
+- :func:`spring_forces`: each spring's force on its bed body (normal force with Hunt–Crossley
+  dissipation from the relative point velocity along the normal, plus the MJM lateral spring), as
+  ``ContactPair.evaluate`` reports them.
+- :func:`accumulate_spring_forces`: the same forces scattered straight into the bodies' force and
+  moment sums (``ContactPair.accumulate``: dynamics and quasi-static sweeps need only the sums).
+
+Every formula is written once, in :func:`spring_force_at` and the helpers it calls
+(``contact_laws.hunt_crossley``, ``point_force_kernels``); with ``JOINTMODELLER_NUMBA=0`` the same
+functions run as plain Python (core._jit). Frames: ``_o`` the other body's (the field's) frame,
+``_B`` the bed body's, ``_G`` global.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jointmodeller.core._jit import njit
+from jointmodeller.core.geometry.sdf import SignedDistanceField, smooth_sample_at
+from jointmodeller.core.mechanics.contact_laws import hunt_crossley_jit, smoothstep_jit
+from jointmodeller.core.mechanics.point_force_kernels import point_velocity_at, scatter_point_force_at
+
+
+@njit(error_model="numpy")
+def field_springs_kernel(cand, vertices_B, normals_B, R_ob, p_ob, R_Go, p_Go, origin, inv_h, nmax, table,
+                         values, far, band, facing_zero, facing_full,
+                         idx_out, mid_G, normal_G, offset_G, depth):  # pragma: no cover - numba
+    """The contact springs of bed vertices ``cand`` in the other surface's field; returns their count
+    m, rows [:m] of the outputs filled (bed vertex, midpoint, unit normal, offset to the surface
+    and depth, all in G). R_ob, p_ob: bed frame -> other frame; R_Go, p_Go: other frame -> G."""
+    c = np.empty((4, 4, 4))
+    span = facing_full - facing_zero
+    m = 0
+    for r in range(cand.shape[0]):
+        v = cand[r]
+        vx = vertices_B[v, 0]
+        vy = vertices_B[v, 1]
+        vz = vertices_B[v, 2]
+        px = (vx * R_ob[0, 0] + vy * R_ob[0, 1] + vz * R_ob[0, 2]) + p_ob[0]
+        py = (vx * R_ob[1, 0] + vy * R_ob[1, 1] + vz * R_ob[1, 2]) + p_ob[1]
+        pz = (vx * R_ob[2, 0] + vy * R_ob[2, 1] + vz * R_ob[2, 2]) + p_ob[2]
+        if not (np.isfinite(px) and np.isfinite(py) and np.isfinite(pz)):
+            continue
+        value, gx, gy, gz = smooth_sample_at(px, py, pz, origin, inv_h, nmax, table, values, far, c)
+        length = np.sqrt(gx * gx + gy * gy + gz * gz)
+        if not (value < band and length > 0.0):
+            continue
+        nx = gx / length
+        ny = gy / length
+        nz = gz / length
+        ax = normals_B[v, 0]
+        ay = normals_B[v, 1]
+        az = normals_B[v, 2]
+        bx = ax * R_ob[0, 0] + ay * R_ob[0, 1] + az * R_ob[0, 2]
+        by = ax * R_ob[1, 0] + ay * R_ob[1, 1] + az * R_ob[1, 2]
+        bz = ax * R_ob[2, 0] + ay * R_ob[2, 1] + az * R_ob[2, 2]
+        facing = -(nx * bx + ny * by + nz * bz)
+        weight = smoothstep_jit((facing - facing_zero) / span)
+        if not weight > 0.0:
+            continue
+        ox = -value * nx  # to the surface along the normal, in the other frame
+        oy = -value * ny
+        oz = -value * nz
+        qx = px + 0.5 * ox
+        qy = py + 0.5 * oy
+        qz = pz + 0.5 * oz
+        for k in range(3):
+            offset_G[m, k] = ox * R_Go[k, 0] + oy * R_Go[k, 1] + oz * R_Go[k, 2]
+            normal_G[m, k] = nx * R_Go[k, 0] + ny * R_Go[k, 1] + nz * R_Go[k, 2]
+            mid_G[m, k] = p_Go[k] + (qx * R_Go[k, 0] + qy * R_Go[k, 1] + qz * R_Go[k, 2])
+        depth[m] = max(-value, 0.0) * weight
+        idx_out[m] = v
+        m += 1
+    return m
+
+
+def field_springs(sdf: SignedDistanceField, vertices_B: np.ndarray, normals_B: np.ndarray, cand: np.ndarray,
+                  R_ob: np.ndarray, p_ob: np.ndarray, R_Go: np.ndarray, p_Go: np.ndarray, band: float,
+                  facing_zero: float, facing_full: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(bed vertex (m,), midpoint_G (m, 3), unit normal_G (m, 3), offset_G (m, 3), depth (m,)) of the
+    candidate bed vertices ``cand`` (vertices_B, normals_B in the bed frame) beneath the other
+    surface's field ``sdf`` (+ ``band``), weighted by facing (see :func:`field_springs_kernel`)."""
+    k = len(cand)
+    idx = np.empty(k, np.int64)
+    mid_G = np.empty((k, 3))
+    normal_G = np.empty((k, 3))
+    offset_G = np.empty((k, 3))
+    depth = np.empty(k)
+    m = field_springs_kernel(np.asarray(cand, np.int64), _f64(vertices_B), _f64(normals_B), _f64(R_ob),
+                             _f64(p_ob), _f64(R_Go), _f64(p_Go), sdf.origin, 1.0 / sdf.spacing,
+                             sdf.node_dims - 1, sdf.block_index, sdf.values, sdf.band, float(band),
+                             float(facing_zero), float(facing_full), idx, mid_G, normal_G, offset_G, depth)
+    return idx[:m], mid_G[:m], normal_G[:m], offset_G[:m], depth[:m]
+
+
+@njit(error_model="numpy")
+def spring_force_at(nx, ny, nz, f_el, rate, dissipation, kl, ox, oy, oz):  # pragma: no cover - numba
+    """(fx, fy, fz, f_n) of one spring on its bed body: the normal force f_n = Hunt–Crossley of the
+    elastic force f_el at penetration rate ``rate`` along the unit normal n, plus the lateral
+    stiffness kl [N/m] times the offset o's part across n (kl = 0: none). Numbers only (no arrays:
+    a compiled call passing arrays costs their reference counts)."""
+    f_n = hunt_crossley_jit(f_el, rate, dissipation)
+    fx = f_n * nx
+    fy = f_n * ny
+    fz = f_n * nz
+    if kl > 0.0:
+        along = ox * nx + oy * ny + oz * nz
+        fx = fx + kl * (ox - along * nx)
+        fy = fy + kl * (oy - along * ny)
+        fz = fz + kl * (oz - along * nz)
+    return fx, fy, fz, f_n
+
+
+@njit(error_model="numpy")
+def relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, px, py, pz, nx, ny, nz):  # pragma: no cover - numba
+    """(rate, v_rel x, y, z): the velocity of the bed body's point at p (G) relative to the other
+    body's point there, and the penetration rate −v_rel·n."""
+    ux, uy, uz = _body_point_velocity(p_G, R_GB, v_G, w_G, bed_body, px, py, pz)
+    sx, sy, sz = _body_point_velocity(p_G, R_GB, v_G, w_G, other, px, py, pz)
+    ux -= sx
+    uy -= sy
+    uz -= sz
+    return -(ux * nx + uy * ny + uz * nz), ux, uy, uz
+
+
+@njit(error_model="numpy")
+def _body_point_velocity(p_G, R_GB, v_G, w_G, b, px, py, pz):  # pragma: no cover - numba
+    """Velocity (G) of the point of body b at p (G): its r_B = R_GBᵀ (p − p_G[b]) moved with the body
+    (``point_force_kernels.point_velocity_at``)."""
+    dx = px - p_G[b, 0]
+    dy = py - p_G[b, 1]
+    dz = pz - p_G[b, 2]
+    rx = dx * R_GB[b, 0, 0] + dy * R_GB[b, 1, 0] + dz * R_GB[b, 2, 0]
+    ry = dx * R_GB[b, 0, 1] + dy * R_GB[b, 1, 1] + dz * R_GB[b, 2, 1]
+    rz = dx * R_GB[b, 0, 2] + dy * R_GB[b, 1, 2] + dz * R_GB[b, 2, 2]
+    return point_velocity_at(R_GB, v_G, w_G, b, rx, ry, rz)
+
+
+@njit(error_model="numpy")
+def spring_forces_kernel(p_G, R_GB, v_G, w_G, bed_body, other, point_G, normal_G, depth, stiffness, offset_G,
+                         lateral, dissipation, needs_rate, force_out, f_n_out, v_rel_out):  # pragma: no cover
+    """:func:`spring_force_at` of every spring into force_out (m, 3), f_n_out (m,), v_rel_out (m, 3)
+    (zero unless ``needs_rate``; the rate from :func:`relative_rate`)."""
+    for i in range(depth.shape[0]):
+        nx = normal_G[i, 0]
+        ny = normal_G[i, 1]
+        nz = normal_G[i, 2]
+        rate = 0.0
+        ux = 0.0
+        uy = 0.0
+        uz = 0.0
+        if needs_rate:
+            rate, ux, uy, uz = relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, point_G[i, 0], point_G[i, 1],
+                                             point_G[i, 2], nx, ny, nz)
+        k = stiffness[i]
+        fx, fy, fz, f_n = spring_force_at(nx, ny, nz, k * depth[i], rate, dissipation, lateral * k,
+                                          offset_G[i, 0], offset_G[i, 1], offset_G[i, 2])
+        force_out[i, 0] = fx
+        force_out[i, 1] = fy
+        force_out[i, 2] = fz
+        f_n_out[i] = f_n
+        v_rel_out[i, 0] = ux
+        v_rel_out[i, 1] = uy
+        v_rel_out[i, 2] = uz
+
+
+@njit(error_model="numpy")
+def accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, a, b, sign, bed_body, other, point_G, normal_G, depth,
+                                    stiffness, offset_G, lateral, dissipation, needs_rate,
+                                    force_G, torque_G):  # pragma: no cover - numba
+    """Each spring's force (:func:`spring_force_at`, as :func:`spring_forces_kernel`) times ``sign``
+    added at its point to body a, and minus that to body b, with their moments about each centre of
+    mass (``scatter_point_force_at``)."""
+    for i in range(depth.shape[0]):
+        nx = normal_G[i, 0]
+        ny = normal_G[i, 1]
+        nz = normal_G[i, 2]
+        px = point_G[i, 0]
+        py = point_G[i, 1]
+        pz = point_G[i, 2]
+        rate = 0.0
+        if needs_rate:
+            rate, _, _, _ = relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, px, py, pz, nx, ny, nz)
+        k = stiffness[i]
+        fx, fy, fz, _ = spring_force_at(nx, ny, nz, k * depth[i], rate, dissipation, lateral * k,
+                                        offset_G[i, 0], offset_G[i, 1], offset_G[i, 2])
+        fx = sign * fx
+        fy = sign * fy
+        fz = sign * fz
+        scatter_point_force_at(p_G, a, px, py, pz, fx, fy, fz, force_G, torque_G)
+        scatter_point_force_at(p_G, b, px, py, pz, -fx, -fy, -fz, force_G, torque_G)
+
+
+def _f64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def kinematics_arrays(kin) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(p_G, R_GB, v_G, w_G) of a BodyKinematics as contiguous float64 arrays, for the kernels."""
+    return _f64(kin.p_G), _f64(kin.R_GB), _f64(kin.v_G), _f64(kin.w_G)
+
+
+def spring_forces(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], bed_body: int, other: int,
+                  point_G: np.ndarray, normal_G: np.ndarray, depth: np.ndarray, stiffness: np.ndarray,
+                  offset_G: np.ndarray, lateral: float, dissipation: float,
+                  needs_rate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(force on the bed body (m, 3), normal force f_n (m,), relative velocity v_rel_G (m, 3), zero
+    unless ``needs_rate``) of m springs; ``arrays`` from :func:`kinematics_arrays`."""
+    m = len(depth)
+    force = np.empty((m, 3))
+    f_n = np.empty(m)
+    v_rel = np.empty((m, 3))
+    p_G, R_GB, v_G, w_G = arrays
+    spring_forces_kernel(p_G, R_GB, v_G, w_G, int(bed_body), int(other), _f64(point_G), _f64(normal_G),
+                         _f64(depth), _f64(stiffness), _f64(offset_G), float(lateral), float(dissipation),
+                         bool(needs_rate), force, f_n, v_rel)
+    return force, f_n, v_rel
+
+
+def accumulate_spring_forces(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], a: int, b: int,
+                             sign: float, bed_body: int, other: int, point_G: np.ndarray, normal_G: np.ndarray,
+                             depth: np.ndarray, stiffness: np.ndarray, offset_G: np.ndarray, lateral: float,
+                             dissipation: float, needs_rate: bool, force_G: np.ndarray,
+                             torque_G: np.ndarray) -> None:
+    """Add ``sign`` × the springs' forces (:func:`spring_forces`) to body a at their points, the
+    opposite to body b, and their moments about each centre of mass, into force_G, torque_G (n, 3)
+    float64 (the kinematics' body count)."""
+    p_G, R_GB, v_G, w_G = arrays
+    accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, int(a), int(b), float(sign), int(bed_body), int(other),
+                                    _f64(point_G), _f64(normal_G), _f64(depth), _f64(stiffness),
+                                    _f64(offset_G), float(lateral), float(dissipation), bool(needs_rate),
+                                    force_G, torque_G)
