@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jointmodeller.core._jit import njit
+from jointmodeller.core._jit import NUMBA_ENABLED, njit
 from jointmodeller.core.geometry.sdf import SignedDistanceField, smooth_sample_at
 from jointmodeller.core.mechanics.contact_laws import hunt_crossley_jit, smoothstep_jit
 from jointmodeller.core.mechanics.point_force_kernels import point_velocity_at, scatter_point_force_at
@@ -102,16 +102,17 @@ def field_springs(sdf: SignedDistanceField, vertices_B: np.ndarray, normals_B: n
 
 
 @njit(error_model="numpy")
-def spring_force_at(nx, ny, nz, f_el, rate, dissipation, kl, ox, oy, oz):  # pragma: no cover - numba
-    """(fx, fy, fz, f_n) of one spring on its bed body: the normal force f_n = Hunt–Crossley of the
-    elastic force f_el at penetration rate ``rate`` along the unit normal n, plus the lateral
-    stiffness kl [N/m] times the offset o's part across n (kl = 0: none). Numbers only (no arrays:
-    a compiled call passing arrays costs their reference counts)."""
-    f_n = hunt_crossley_jit(f_el, rate, dissipation)
+def spring_force_at(nx, ny, nz, k, depth, rate, dissipation, lateral, ox, oy, oz):  # pragma: no cover - numba
+    """(fx, fy, fz, f_n) of a spring on its bed body: the normal force f_n = Hunt–Crossley of the
+    elastic force k·depth at penetration rate ``rate`` along the unit normal n, plus lateral·k times
+    the offset o's part across n (lateral = 0: none). Numbers (the compiled loops: a compiled call
+    passing arrays would cost their reference counts) or arrays of m springs (the numpy path)."""
+    f_n = hunt_crossley_jit(k * depth, rate, dissipation)
     fx = f_n * nx
     fy = f_n * ny
     fz = f_n * nz
-    if kl > 0.0:
+    if lateral > 0.0:
+        kl = lateral * k
         along = ox * nx + oy * ny + oz * nz
         fx = fx + kl * (ox - along * nx)
         fy = fy + kl * (oy - along * ny)
@@ -122,7 +123,7 @@ def spring_force_at(nx, ny, nz, f_el, rate, dissipation, kl, ox, oy, oz):  # pra
 @njit(error_model="numpy")
 def relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, px, py, pz, nx, ny, nz):  # pragma: no cover - numba
     """(rate, v_rel x, y, z): the velocity of the bed body's point at p (G) relative to the other
-    body's point there, and the penetration rate −v_rel·n."""
+    body's point there, and the penetration rate −v_rel·n (numbers, or arrays on the numpy path)."""
     ux, uy, uz = _body_point_velocity(p_G, R_GB, v_G, w_G, bed_body, px, py, pz)
     sx, sy, sz = _body_point_velocity(p_G, R_GB, v_G, w_G, other, px, py, pz)
     ux -= sx
@@ -160,8 +161,7 @@ def spring_forces_kernel(p_G, R_GB, v_G, w_G, bed_body, other, point_G, normal_G
         if needs_rate:
             rate, ux, uy, uz = relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, point_G[i, 0], point_G[i, 1],
                                              point_G[i, 2], nx, ny, nz)
-        k = stiffness[i]
-        fx, fy, fz, f_n = spring_force_at(nx, ny, nz, k * depth[i], rate, dissipation, lateral * k,
+        fx, fy, fz, f_n = spring_force_at(nx, ny, nz, stiffness[i], depth[i], rate, dissipation, lateral,
                                           offset_G[i, 0], offset_G[i, 1], offset_G[i, 2])
         force_out[i, 0] = fx
         force_out[i, 1] = fy
@@ -189,8 +189,7 @@ def accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, a, b, sign, bed_body, o
         rate = 0.0
         if needs_rate:
             rate, _, _, _ = relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, px, py, pz, nx, ny, nz)
-        k = stiffness[i]
-        fx, fy, fz, _ = spring_force_at(nx, ny, nz, k * depth[i], rate, dissipation, lateral * k,
+        fx, fy, fz, _ = spring_force_at(nx, ny, nz, stiffness[i], depth[i], rate, dissipation, lateral,
                                         offset_G[i, 0], offset_G[i, 1], offset_G[i, 2])
         fx = sign * fx
         fy = sign * fy
@@ -213,16 +212,40 @@ def spring_forces(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                   offset_G: np.ndarray, lateral: float, dissipation: float,
                   needs_rate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(force on the bed body (m, 3), normal force f_n (m,), relative velocity v_rel_G (m, 3), zero
-    unless ``needs_rate``) of m springs; ``arrays`` from :func:`kinematics_arrays`."""
+    unless ``needs_rate``) of m springs; ``arrays`` from :func:`kinematics_arrays`. Compiled: a loop
+    (:func:`spring_forces_kernel`); numba switched off: the same functions on whole columns."""
+    p_G, R_GB, v_G, w_G = arrays
+    point_G, normal_G, depth, stiffness, offset_G = (_f64(x) for x in (point_G, normal_G, depth, stiffness, offset_G))
     m = len(depth)
+    if not NUMBA_ENABLED:
+        return _spring_forces_columns(arrays, int(bed_body), int(other), point_G, normal_G, depth, stiffness,
+                                      offset_G, float(lateral), float(dissipation), bool(needs_rate))
     force = np.empty((m, 3))
     f_n = np.empty(m)
     v_rel = np.empty((m, 3))
-    p_G, R_GB, v_G, w_G = arrays
-    spring_forces_kernel(p_G, R_GB, v_G, w_G, int(bed_body), int(other), _f64(point_G), _f64(normal_G),
-                         _f64(depth), _f64(stiffness), _f64(offset_G), float(lateral), float(dissipation),
-                         bool(needs_rate), force, f_n, v_rel)
+    spring_forces_kernel(p_G, R_GB, v_G, w_G, int(bed_body), int(other), point_G, normal_G, depth, stiffness,
+                         offset_G, float(lateral), float(dissipation), bool(needs_rate), force, f_n, v_rel)
     return force, f_n, v_rel
+
+
+def _spring_forces_columns(arrays, bed_body, other, point_G, normal_G, depth, stiffness, offset_G, lateral,
+                           dissipation, needs_rate):
+    """:func:`spring_forces` with numba switched off: :func:`relative_rate` and
+    :func:`spring_force_at` (plain functions then) applied to whole columns."""
+    p_G, R_GB, v_G, w_G = arrays
+    nx, ny, nz = normal_G.T
+    m = len(depth)
+    if needs_rate:
+        rate, ux, uy, uz = relative_rate(p_G, R_GB, v_G, w_G, bed_body, other, point_G[:, 0], point_G[:, 1],
+                                         point_G[:, 2], nx, ny, nz)
+        v_rel = np.column_stack([ux, uy, uz]) if m else np.zeros((0, 3))
+    else:
+        rate = np.zeros(m)
+        v_rel = np.zeros((m, 3))
+    fx, fy, fz, f_n = spring_force_at(nx, ny, nz, stiffness, depth, rate, dissipation, lateral,
+                                      offset_G[:, 0], offset_G[:, 1], offset_G[:, 2])
+    force = np.column_stack([fx, fy, fz]) if m else np.zeros((0, 3))
+    return force, np.asarray(f_n, dtype=np.float64), v_rel
 
 
 def accumulate_spring_forces(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], a: int, b: int,
@@ -232,8 +255,18 @@ def accumulate_spring_forces(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, n
                              torque_G: np.ndarray) -> None:
     """Add ``sign`` × the springs' forces (:func:`spring_forces`) to body a at their points, the
     opposite to body b, and their moments about each centre of mass, into force_G, torque_G (n, 3)
-    float64 (the kinematics' body count)."""
+    float64 (the kinematics' body count). Compiled: one loop; numba off: :func:`spring_forces` and
+    ``np.add.at``."""
     p_G, R_GB, v_G, w_G = arrays
+    if not NUMBA_ENABLED:
+        force, _, _ = spring_forces(arrays, bed_body, other, point_G, normal_G, depth, stiffness, offset_G,
+                                    lateral, dissipation, needs_rate)
+        f_a = sign * force
+        for body, f in ((a, f_a), (b, -f_a)):
+            rows = np.full(len(f), body)
+            np.add.at(force_G, rows, f)
+            np.add.at(torque_G, rows, np.cross(point_G - p_G[body], f))
+        return
     accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, int(a), int(b), float(sign), int(bed_body), int(other),
                                     _f64(point_G), _f64(normal_G), _f64(depth), _f64(stiffness),
                                     _f64(offset_G), float(lateral), float(dissipation), bool(needs_rate),
