@@ -497,7 +497,7 @@ def _sample_kernel(p, origin, inv_h, nmax, table, values, far, want_gradient, ou
             out_g[r, 2] = (c1 - c0) * inv_h * gz_on
 
 
-@njit(fastmath=False, error_model="numpy")
+@njit(fastmath=False, error_model="numpy", inline="always")  # inlined: a call passing arrays costs refcounts
 def smooth_sample_at(x, y, z, origin, inv_h, nmax, table, values, far, c):  # pragma: no cover - numba
     """(value, gx, gy, gz) of the field at the point (x, y, z) (finite, in the mesh's frame): the
     trilinear value and the trilinear interpolation of the nodes' central-difference gradients
