@@ -20,6 +20,11 @@ contact point, with its closest point, smooth surface normal and penetration dep
 Both apply equal and opposite forces at the midpoint between the vertex and its closest point, so
 the pair conserves momentum and angular momentum. The per-evaluation :class:`ContactResult`
 (points, pressures, total force, centre of pressure) feeds the viewport's pressure map and plots.
+
+The per-point work is compiled (core.mechanics.contact_field_kernels): the "field" geometry's springs
+in one pass over the candidate bed vertices, and the force law; ``accumulate`` without friction
+scatters the forces straight into the sums (no ContactResult: :attr:`ContactPair.last_result` makes
+it from the latest kinematics when asked).
 """
 
 from __future__ import annotations
