@@ -92,8 +92,9 @@ def _closest_candidates_nb(P, cand, faces, V):  # pragma: no cover - compiled
 
 
 @njit
-def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover - compiled
-    """closest point, smooth normal, signed distance, face and shape operator per point."""
+def _closest_full_nb(P, cand, faces, V, VN, FN, boundary, want_shape=True):  # pragma: no cover - compiled
+    """closest point, smooth normal, signed distance, face and shape operator per point (zero
+    without ``want_shape``)."""
     q, bary, face, d2 = _closest_candidates_nb(P, cand, faces, V)
     m = P.shape[0]
     n_out = np.empty((m, 3))
@@ -127,6 +128,8 @@ def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover -
         if rim and not (b0 > _BARY and b1 > _BARY and b2 > _BARY):
             side = 1.0
         sd[i] = -dist if side < 0.0 else dist
+        if not want_shape:
+            continue
         # shape operator of the interpolated normal field: P J P, J = Σ_k N_k ⊗ ∇b_k / |n|
         nf = FN[f]
         e0 = V[i2] - V[i1]
@@ -152,6 +155,115 @@ def _closest_full_nb(P, cand, faces, V, VN, FN, boundary):  # pragma: no cover -
             for c in range(3):
                 S[i, r, c] = 0.5 * (M[r, c] + M[c, r])
     return q, n_out, sd, face, S
+
+
+@njit
+def _exact_rows_nb(xb, lower, use_lower, exact_below, where, use_where, lo, hi, far_margin,
+                   sd):  # pragma: no cover - compiled
+    """Which points of xb (m, 3) need the exact query (their indices), with the distances of the
+    others written into sd (m,): the field's lower bound where it rules the point out (above
+    exact_below and not in where), else the bounding box's distance where that exceeds far_margin.
+    Returns the indices, their points (contiguous) and each point's kind (0 exact, 1 far, 2 bound)."""
+    m = xb.shape[0]
+    rows = np.empty(m, np.int64)
+    kind = np.empty(m, np.int8)
+    n = 0
+    for i in range(m):
+        if use_lower and not lower[i] <= exact_below and not (use_where and where[i]):
+            sd[i] = lower[i]
+            kind[i] = 2
+            continue
+        g0 = max(max(lo[0] - xb[i, 0], xb[i, 0] - hi[0]), 0.0)
+        g1 = max(max(lo[1] - xb[i, 1], xb[i, 1] - hi[1]), 0.0)
+        g2 = max(max(lo[2] - xb[i, 2], xb[i, 2] - hi[2]), 0.0)
+        box_d = np.sqrt((g0 * g0 + g2 * g2) + g1 * g1)  # numpy's einsum order over three terms
+        if box_d > far_margin:
+            sd[i] = box_d
+            kind[i] = 1
+            continue
+        kind[i] = 0
+        rows[n] = i
+        n += 1
+    P = np.empty((n, 3))
+    for r in range(n):
+        for c in range(3):
+            P[r, c] = xb[rows[r], c]
+    return rows[:n], P, kind
+
+
+@njit
+def _merge_obstacle_nb(xb, kind, sd, rows, P, vidx, vertex_faces, faces, V, VN, FN, boundary, facets, want_shape,
+                       j, best_sd, which, c_B):  # pragma: no cover - compiled
+    """One obstacle's closest points merged into the running nearest (best_sd, which, c_B updated in
+    place): the exact query at rows (points P, nearest vertices vidx), placeholders elsewhere (the
+    point itself, +x, zero curvature; with facets the face normal, face 0 for far points). Returns
+    the rows where this obstacle is nearer than any before and their closest points, normals and
+    shape operators in its body frame (for the caller's frame change)."""
+    m = xb.shape[0]
+    nr = rows.shape[0]
+    kk = vidx.shape[1] if nr > 0 else 1
+    K = vertex_faces.shape[1]
+    cand = np.empty((nr, kk * K), np.int64)
+    for r in range(nr):
+        for a in range(kk):
+            for b in range(K):
+                cand[r, a * K + b] = vertex_faces[vidx[r, a], b]
+    q, n, sdx, face, S = _closest_full_nb(P, cand, faces, V, VN, FN, boundary, want_shape and not facets)
+    slot = np.full(m, -1, np.int64)
+    for r in range(nr):
+        slot[rows[r]] = r
+        sd[rows[r]] = sdx[r]
+    out_i = np.empty(m, np.int64)
+    out_q = np.empty((m, 3))
+    out_n = np.empty((m, 3))
+    out_S = np.zeros((m, 3, 3))
+    cnt = 0
+    for i in range(m):
+        if not sd[i] < best_sd[i]:
+            continue
+        best_sd[i] = sd[i]
+        which[i] = j
+        r = slot[i]
+        if r >= 0:
+            for c in range(3):
+                out_q[cnt, c] = q[r, c]
+                out_n[cnt, c] = FN[face[r], c] if facets else n[r, c]
+            if want_shape and not facets:
+                for a in range(3):
+                    for b in range(3):
+                        out_S[cnt, a, b] = S[r, a, b]
+        else:
+            for c in range(3):
+                out_q[cnt, c] = xb[i, c]
+                out_n[cnt, c] = 0.0
+            out_n[cnt, 0] = 1.0
+            if facets and kind[i] == 1:
+                for c in range(3):
+                    out_n[cnt, c] = FN[0, c]
+        for c in range(3):
+            c_B[i, c] = out_q[cnt, c]
+        out_i[cnt] = i
+        cnt += 1
+    return out_i[:cnt], out_q[:cnt], out_n[:cnt], out_S[:cnt]
+
+
+def exact_rows(xb, lower, exact_below, where, lo, hi, far_margin, sd):
+    """See _exact_rows_nb (compiled; numba only)."""
+    use_lower = lower is not None
+    use_where = where is not None
+    return _exact_rows_nb(xb, lower if use_lower else _EMPTY_F, use_lower, float(exact_below) if use_lower else 0.0,
+                          where if use_where else _EMPTY_B, use_where, lo, hi, float(far_margin), sd)
+
+
+_EMPTY_F = np.zeros(0)
+_EMPTY_B = np.zeros(0, np.bool_)
+
+
+def merge_obstacle(xb, kind, sd, rows, P, vidx, ob, facets, want_shape, j, best_sd, which, c_B):
+    """See _merge_obstacle_nb (compiled; numba only)."""
+    return _merge_obstacle_nb(xb, kind, sd, rows, P, vidx, ob.vertex_faces, ob.faces, ob.vertices_B,
+                              ob.vertex_normals_B, ob.face_normals_B, ob.boundary_vertex, facets, want_shape, j,
+                              best_sd, which, c_B)
 
 
 def closest_full(P, cand, faces, V, VN, FN, boundary):

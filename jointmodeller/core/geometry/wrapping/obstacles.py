@@ -232,7 +232,7 @@ class Pose:
 
 def closest_over_obstacles(
     obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int = 4, facets: bool = False,
-    exact_below: float | None = None, exact_where: np.ndarray | None = None,
+    exact_below: float | None = None, exact_where: np.ndarray | None = None, shape: bool = True,
 ):
     """The nearest-by-signed-distance obstacle surface for each point x_G (m, 3).
 
@@ -247,7 +247,14 @@ def closest_over_obstacles(
     exact. Every point within exact_below of an obstacle, and every point in exact_where, gets the
     same exact results as without the field (per-point queries), so tests such as ``sd < t`` with
     t ≤ exact_below decide alike.
+
+    shape: False leaves the shape operators zero (callers that use no curvature save their frame
+    change). With the compiled kernels each obstacle costs one frame change, its field's lookup, one
+    k-d tree query and two kernel calls (:func:`_kernels.exact_rows`, :func:`_kernels.merge_obstacle`:
+    the same per-point arithmetic as :meth:`MeshObstacle.closest`, which the numpy path uses).
     """
+    if _kernels.USE_NUMBA and FUSED:
+        return _closest_fused(obstacles, pose, x_G, k, facets, exact_below, exact_where, shape)
     m = x_G.shape[0]
     best_sd = np.full(m, np.inf)
     c_G = np.zeros((m, 3))
@@ -273,7 +280,46 @@ def closest_over_obstacles(
             c_B[better] = q[better]
             c_G[better] = pose.to_global(ob.body, q[better])
             n_G[better] = pose.dir_to_global(ob.body, n[better])
-            S_G[better] = R @ S[better] @ R.T
+            if shape:
+                S_G[better] = R @ S[better] @ R.T
+    return c_G, n_G, best_sd, which, c_B, S_G
+
+
+#: closest_over_obstacles takes the compiled per-obstacle kernels when numba runs (tests turn it off
+#: to compare them with the per-obstacle numpy glue around MeshObstacle.closest)
+FUSED = True
+
+
+def _closest_fused(obstacles: list[MeshObstacle], pose: Pose, x_G: np.ndarray, k: int, facets: bool,
+                   exact_below: float | None, exact_where: np.ndarray | None, shape: bool):
+    """closest_over_obstacles with the compiled kernels: the same results, bit for bit."""
+    m = x_G.shape[0]
+    best_sd = np.full(m, np.inf)
+    c_G = np.zeros((m, 3))
+    n_G = np.zeros((m, 3))
+    c_B = np.zeros((m, 3))
+    S_G = np.zeros((m, 3, 3))
+    which = np.full(m, -1, dtype=np.int64)
+    where = None if exact_where is None else np.ascontiguousarray(exact_where, dtype=np.bool_)
+    for j, ob in enumerate(obstacles):
+        xb = np.ascontiguousarray(pose.to_body(ob.body, x_G))
+        lower = None
+        if exact_below is not None and ob.sdf is not None:
+            lower = ob.sdf.value(xb) - ob.sdf.error_bound
+        sd = np.empty(m)
+        rows, P, kind = _kernels.exact_rows(xb, lower, exact_below, where, ob.box_lo, ob.box_hi, ob.far_margin, sd)
+        kq = min(k, len(ob.vertices_B))
+        if len(rows):
+            vidx = np.asarray(ob.tree.query(P, k=kq)[1]).reshape(len(rows), kq)
+        else:
+            vidx = np.zeros((0, kq), np.int64)
+        bi, q, n, S = _kernels.merge_obstacle(xb, kind, sd, rows, P, vidx, ob, facets, shape, j, best_sd, which, c_B)
+        if len(bi):
+            c_G[bi] = pose.to_global(ob.body, q)
+            n_G[bi] = pose.dir_to_global(ob.body, n)
+            if shape and not facets:
+                R = pose.R_GB[ob.body]
+                S_G[bi] = R @ S @ R.T
     return c_G, n_G, best_sd, which, c_B, S_G
 
 

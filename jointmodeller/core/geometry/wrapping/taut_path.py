@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import solve_banded
+from scipy.linalg import get_lapack_funcs
 
 from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.wrapping import _kernels
@@ -36,6 +36,22 @@ from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose, c
 from jointmodeller.core.geometry.wrapping.path import FREE, WrapPath, make_path, straight_path
 
 N_SECTORS = 36
+
+#: LAPACK's banded solver, called directly: scipy.linalg.solve_banded((5, 5), ...) makes the same
+#: call (into a (16, n) array whose first 5 rows are the factorisation's fill) after ~20 µs of checks
+_GBSV = get_lapack_funcs("gbsv", (np.zeros((1, 1)),))
+
+
+def _solve_banded_5(ab: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """solve_banded((5, 5), ab, rhs) for ab (11, n), rhs (n,) float64: the same LAPACK gbsv call."""
+    a2 = np.zeros((16, ab.shape[1]))
+    a2[5:, :] = ab
+    _, _, y, info = _GBSV(5, 5, a2, rhs, overwrite_ab=True, overwrite_b=True)
+    if info > 0:
+        raise np.linalg.LinAlgError("singular matrix")
+    if info < 0:
+        raise ValueError(f"illegal value in {-info}-th argument of internal gbsv")
+    return y
 
 
 @dataclass
@@ -98,7 +114,7 @@ def solve_energy_kkt(
         np.ascontiguousarray(lam if use_curv else np.zeros(N1), dtype=float),
         np.ascontiguousarray(shape_G if use_curv else np.zeros((N1, 3, 3)), dtype=float), w, use_curv,
     )
-    y = solve_banded((5, 5), ab, rhs, overwrite_ab=True, overwrite_b=True, check_finite=False).reshape(N1, 3)
+    y = _solve_banded_5(ab, rhs).reshape(N1, 3)
     out = x.copy()
     out[1:-1] = y
     grad = (wl + wr)[:, None] * y - wl[:, None] * out[:-2] - wr[:, None] * out[2:]
@@ -408,7 +424,7 @@ class TautPathSolver:
             # solve cannot snap the string back through the bones to the straight line
             spacing0 = float(np.linalg.norm(np.diff(x, axis=0), axis=1).mean())
             _, _, sd0, _, _, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
-                                                        exact_below=0.5 * spacing0)
+                                                        exact_below=0.5 * spacing0, shape=False)
             active = sd0 < 0.5 * spacing0
             cold = True
             ws.facets_work = True
@@ -433,7 +449,7 @@ class TautPathSolver:
                     ws.facets_work = False  # do not retry on every warm step
         # final retraction: contacts (and any vertex still inside) onto the surface
         c, n, sd, which, cB, _ = closest_over_obstacles(self.obstacles, pose, x[1:-1], k=opt.k_nearest,
-                                                        exact_below=0.0, exact_where=active)
+                                                        exact_below=0.0, exact_where=active, shape=False)
         on = active | (sd < 0.0)
         x[1:-1][on] = c[on]
         ob_idx = np.where(on, which, -1)

@@ -111,3 +111,42 @@ def test_bounded_points_are_exact_near_and_never_above_their_distance_away(elbow
     assert exact.sum() > 50 and (~exact).sum() > 50
     for a, b in zip(ref, got):
         assert np.array_equal(a[exact], b[exact])
+
+
+@pytest.mark.parametrize("facets", [False, True])
+def test_fused_kernels_give_the_per_obstacle_results_bit_for_bit(elbow, monkeypatch, facets):
+    """closest_over_obstacles' compiled per-obstacle kernels (exact_rows, merge_obstacle) against the
+    numpy glue around MeshObstacle.closest they replace: the same arrays to the last bit, with and
+    without fields, bounds and exact_where, for points on, near and far from the bones (outside their
+    boxes' margins), with and without shape operators. Uncompiled too (JOINTMODELLER_NUMBA=0)."""
+    from jointmodeller.core.geometry.wrapping import _kernels, obstacles
+
+    _, plain, fielded, kin = elbow
+    monkeypatch.setattr(_kernels, "USE_NUMBA", True)  # MeshObstacle.closest's kernel (plain Python without numba)
+    pose = Pose(kin.p_G, kin.R_GB)
+    rng = np.random.default_rng(11)
+    centre = kin.p_G.mean(axis=0)
+    x = centre + np.concatenate([rng.normal(0.0, 0.01, (300, 3)), rng.normal(0.0, 0.2, (100, 3)),
+                                 0.5 * np.eye(3), -0.5 * np.eye(3)])
+    where = rng.random(len(x)) < 0.2
+    cases = [(plain, {}), (fielded, {}), (fielded, {"exact_below": 0.0}), (fielded, {"exact_below": -1e-4}),
+             (fielded, {"exact_below": 0.0, "exact_where": where}), (plain, {"exact_below": 0.0, "exact_where": where}),
+             (fielded, {"exact_below": 0.002, "shape": False})]
+    kinds = set()
+    for obs, kw in cases:
+        monkeypatch.setattr(obstacles, "FUSED", False)
+        ref = closest_over_obstacles(obs, pose, x, facets=facets, **kw)
+        monkeypatch.setattr(obstacles, "FUSED", True)
+        got = obstacles._closest_fused(obs, pose, x, 4, facets, kw.get("exact_below"), kw.get("exact_where"),
+                                       kw.get("shape", True))
+        for a, b in zip(ref, got):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        if kw.get("shape", True) and not facets:
+            assert np.abs(got[5]).max() > 0.0  # curvature reported
+        ob = obs[0]
+        xb = pose.to_body(ob.body, x)
+        lower = ob.sdf.value(xb) - ob.sdf.error_bound if (ob.sdf is not None and "exact_below" in kw) else None
+        _, _, kind = _kernels.exact_rows(np.ascontiguousarray(xb), lower, kw.get("exact_below"), kw.get("exact_where"),
+                                         ob.box_lo, ob.box_hi, ob.far_margin, np.empty(len(x)))
+        kinds.update(("kind", int(c)) for c in np.unique(kind))
+    assert {("kind", 0), ("kind", 1), ("kind", 2)} <= kinds  # exact, far and bounded points all seen
