@@ -101,9 +101,12 @@ def runs_of_bodies(body: np.ndarray) -> list[tuple[int, int, int]]:
     return [(int(lab[s]), int(idx[s]), int(idx[e])) for s, e in zip(starts, ends)]
 
 
-def segments_from_labels(points: np.ndarray, body: np.ndarray) -> list[PathSegment]:
-    """Straight spans between the last point of one body's run and the first of the next body's."""
-    runs = runs_of_bodies(body)
+def segments_from_labels(points: np.ndarray, body: np.ndarray,
+                         runs: list[tuple[int, int, int]] | None = None) -> list[PathSegment]:
+    """Straight spans between the last point of one body's run and the first of the next body's
+    (``runs``: runs_of_bodies(body), when the caller has them already)."""
+    if runs is None:
+        runs = runs_of_bodies(body)
     segs = []
     for (la, _, ea), (lb, sb, _) in zip(runs[:-1], runs[1:]):
         segs.append(PathSegment(la, lb, points[ea].copy(), points[sb].copy()))
@@ -148,7 +151,7 @@ def make_path(
     first_run, last_run = runs[0], runs[-1]
     ia = first_run[2]  # last point of the run that starts at the origin
     ib = last_run[1]  # first point of the run that ends at the insertion
-    segs = segments_from_labels(points, body)
+    segs = segments_from_labels(points, body, runs)
     # direction of pull at the effective attachments: along the path tangent leaving the body
     pull = vertex_pull_directions(points)
     if len(points) > 1:
