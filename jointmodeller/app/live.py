@@ -109,6 +109,7 @@ class StepStreamer:
         self._last_contact = -np.inf
         self.steps = 0
         self.states_sent = 0
+        self._unsent: tuple[float, np.ndarray] | None = None  # the last accepted state, when not yet sent
         self.kept: list[tuple[np.ndarray, np.ndarray]] | None = None
         """When a list: every streamed (times (k,), states (k, d)) batch is appended to it (so a stopped
         run can keep what was shown)."""
@@ -132,7 +133,9 @@ class StepStreamer:
         t0 = self._prev_t
         self._prev_t = float(t)
         if slots < 1:
+            self._unsent = (float(t), np.array(y, float))
             return
+        self._unsent = None
         if slots > MAX_STATES_PER_STEP:
             slots = MAX_STATES_PER_STEP
             self._slot_wall = now
@@ -146,6 +149,20 @@ class StepStreamer:
         ys[-1] = y
         if self.kept is not None:
             self.kept.append((ts.copy(), ys.copy()))
+        self.emit(self._batch(ts, ys, now))
+        self._step_wall = now
+
+    def finish(self) -> None:
+        """The integration ended: send its last accepted state if no slot has carried it yet (a run
+        shorter than one stream slot still shows where it ended)."""
+        if self._unsent is None:
+            return
+        t, y = self._unsent
+        self._unsent = None
+        ts, ys = np.array([t]), y[None]
+        if self.kept is not None:
+            self.kept.append((ts.copy(), ys.copy()))
+        now = self.clock()
         self.emit(self._batch(ts, ys, now))
         self._step_wall = now
 
@@ -264,12 +281,14 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
     fraction_done = [0.0]
     streamed: list = []
     built_seen: list = []
+    streamers: list[StepStreamer] = []
 
     def on_step(built):
         s = StepStreamer(built.system, list(built.body_names), list(built.tissue_names),
                          lambda batch: progress(fraction_done[0], batch), contacts=built.contacts, rate_hz=rate_hz)
         s.kept = streamed
         built_seen.append(built)
+        streamers.append(s)
         t0 = float(built.state.t)
         s.start(t0)
 
@@ -285,6 +304,8 @@ def live_dynamics(project: Project, *, t_end: float, report_dt: float, progress:
 
     run = run_dynamics(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method, progress=report,
                        cancel=cancel, contact=contact, wrapping=wrapping, on_step=on_step, **limits)
+    if streamers:
+        streamers[-1].finish()  # the last simulated state, when the run ended inside a stream slot
     if run.status != "completed" and streamed and built_seen:
         run = keep_streamed(run, built_seen[-1], streamed)
     simulated = float(run.summary.get("simulated_s") or 0.0)

@@ -13,12 +13,14 @@ from jointmodeller.model.specs import Project
 
 def leaked_windows() -> list:
     """The top-level Qt windows still shown: once a test's own widgets are closed (qtbot's, the
-    ``window`` fixture's), none may be left."""
-    from PySide6.QtWidgets import QApplication
+    ``window`` fixture's), none may be left. Only QWidgets are asked: shiboken can hand back a widget
+    deleted a moment ago under the type of what now lives at its address (a QOffscreenSurface was
+    seen on CI), which has no isVisible."""
+    from PySide6.QtWidgets import QApplication, QWidget
 
     if QApplication.instance() is None:
         return []
-    return [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+    return [w for w in QApplication.topLevelWidgets() if isinstance(w, QWidget) and w.isVisible()]
 
 
 @pytest.fixture(autouse=True)

@@ -102,6 +102,28 @@ def test_streamer_sends_only_accepted_states_when_steps_are_quicker_than_the_str
     assert len(states) == 10
 
 
+def test_finish_sends_the_last_accepted_state_once_when_no_slot_carried_it(small_project):
+    """A run shorter than one stream slot (all its steps inside 1/rate_hz of wall time) still ends
+    the live view on its last simulated state; a run whose last step filled a slot sends nothing more."""
+    system, streamer, clock, batches, solver = _streaming(small_project, 10.0)
+    for _ in range(5):
+        clock.now += 0.001
+        _step(solver, streamer)
+    assert batches == []  # 5 ms of wall time: no slot yet
+    streamer.finish()
+    assert len(batches) == 1
+    (state,) = split_batch(batches[0])
+    assert state["time"] == solver.t
+    assert mesh_frames(state["poses"])[1][0] == pytest.approx(mesh_poses(system, solver.y[None])[1][0], abs=1e-15)
+    streamer.finish()
+    assert len(batches) == 1  # once
+    clock.now += 0.2
+    _step(solver, streamer)  # two slots passed: this step is sent
+    assert len(batches) == 2
+    streamer.finish()
+    assert len(batches) == 2  # already shown
+
+
 def test_playback_shows_each_state_once_and_drops_what_a_late_draw_passed():
     pb = Playback(rate_hz=10.0, max_lag_s=1.0)
     pb.push(["a", "b", "c", "d"], now=0.0)  # one batch so far: played at rate_hz
