@@ -45,7 +45,7 @@ from jointmodeller.core.geometry.collision import (
     relative_motion_B,
     relative_pose_B,
 )
-from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.geometry.collision_proximity import ClosestPoints, SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
@@ -73,6 +73,12 @@ FIELD_FACING_ZERO = 0.3
 FIELD_SLACK_FRACTION = 0.05
 #: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
 CANDIDATE_SLACK_FRACTION = 0.25
+#: the exact geometry reuses certified closest faces (ClosestCertificates); tests switch it off to
+#: compare with every face searched afresh
+CERTIFIED_CLOSEST = True
+#: a certificate's margin is shortened by this much [m] against rounding (distances of bodies some
+#: decimetres across round at ~1e-17 m)
+CERTIFICATE_SLACK_M = 1e-12
 BEDS = ("a", "b", "both")
 #: a face of the other surface counts for a bed vertex only when its normal · the vertex normal is
 #: below −FACING_COS (see SurfaceProximity.closest)
@@ -243,6 +249,50 @@ class _Springs:
 
 
 @dataclass
+class ClosestCertificates:
+    """Bed vertices whose closest face on the other surface is certified near where it was last
+    searched (exact geometry, no facing filter): vertex v keeps face[v] while it stays within
+    margin[v] of point_o[v] (the other body's frame) — half the lesser of the result's face gap
+    (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
+    less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
+    is then :meth:`SurfaceProximity.closest_on_faces` of that face: the same bits as a full search."""
+
+    point_o: np.ndarray  # (n, 3)
+    face: np.ndarray  # (n,)
+    margin: np.ndarray  # (n,); ≤ 0: none
+
+    @classmethod
+    def empty(cls, n: int) -> "ClosestCertificates":
+        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n))
+
+    def holds(self, P_o: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(len(rows),) bool: the bed vertices ``rows`` at P_o (n, 3) still within their certificate."""
+        m = self.margin[rows]
+        step = P_o[rows] - self.point_o[rows]
+        return (m > 0.0) & (np.einsum("ij,ij->i", step, step) < m * m)
+
+    def record(self, P_o: np.ndarray, searched: np.ndarray, cp: ClosestPoints, spare: np.ndarray) -> None:
+        """Certificates from a full search of the bed vertices ``searched`` (ascending) at P_o: those
+        found (cp) get theirs; the others none (their spare (len(searched),) pairs with searched)."""
+        self.margin[searched] = 0.0
+        if len(cp.index) == 0:
+            return
+        pos = np.searchsorted(searched, cp.index)
+        margin = 0.5 * np.minimum(cp.gap, spare[pos]) - CERTIFICATE_SLACK_M
+        self.point_o[cp.index] = P_o[cp.index]
+        self.face[cp.index] = cp.face
+        self.margin[cp.index] = margin
+
+
+def merge_closest(a: ClosestPoints, b: ClosestPoints) -> ClosestPoints:
+    """ClosestPoints a and b (disjoint points) as one, in ascending point order (as one search of
+    both gives them)."""
+    order = np.argsort(np.concatenate([a.index, b.index]), kind="stable")
+    return ClosestPoints(*(np.concatenate([getattr(a, k), getattr(b, k)])[order]
+                           for k in ("index", "closest", "normal", "depth", "face", "gap")))
+
+
+@dataclass
 class ContactWork:
     """What a ContactPair's evaluations reuse (per core.data.SystemData): candidate bed vertices per
     (bed, other) body pair with the pose they were taken at, reference poses with their depths and
@@ -250,6 +300,7 @@ class ContactWork:
 
     candidates: dict = field(default_factory=dict)
     references: dict = field(default_factory=dict)
+    certificates: dict = field(default_factory=dict)  # (bed, other) -> ClosestCertificates
     springs: tuple | None = None  # (band, p_G, R_GB of a and b, springs there): the latest evaluation
     last_result: ContactResult | None = None
     last_kinematics: tuple | None = None  # (t, kinematics) of the latest accumulate that made no result
@@ -553,14 +604,31 @@ class ContactPair:
             moved = 0.0
             references = self._work.references
             references[key] = references[key][:4] + (lists,)
+        certs = None
+        if CERTIFIED_CLOSEST and facing is None:
+            certs = self._work.certificates.get(key)
+            if certs is None:
+                certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o))
+        held = None
+        if certs is not None:  # points still within their certified closest face's margin
+            kept = certs.holds(P_o, cand[sel])
+            held = cand[sel[kept]]
+            sel = sel[~kept]
         idx = cand[sel]
         q = P_o[idx]
-        near, ok = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved, k, bound)
+        near, ok, spare = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved, k, bound)
         if not ok.all():
             redo = np.flatnonzero(~ok)
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
-        return prox.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=idx,
-                            facing_cos=self.facing_cos, near=near)
+            spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
+        cp = prox.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=idx,
+                          facing_cos=self.facing_cos, near=near)
+        if certs is None or held is None:
+            return cp
+        certs.record(P_o, idx, cp, spare)
+        if len(held) == 0:
+            return cp
+        return merge_closest(cp, prox.closest_on_faces(P_o, held, certs.face[held], self.search_distance))
 
     def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:
         """The springs of each bed direction at this pose; at exactly the pose (and band) of the

@@ -108,7 +108,7 @@ class FrozenContactPair:
                                                np.ascontiguousarray(prox.faces[bd.face[rows]]),
                                                prox.vertex_faces, prox.vertices, prox.faces, prox.face_spheres,
                                                prox.vertex_normals, np.ascontiguousarray(facing), surf.needs_facing,
-                                               p.facing_cos, s_k, n_k, d2, f)
+                                               p.facing_cos, s_k, n_k, d2, f, np.zeros(k))
             found = f >= 0
             s_o, n_o = P_o.copy(), np.zeros((m, 3))  # untested and not found: no spring
             s_o[rows[found]] = s_k[found]

@@ -68,3 +68,47 @@ def test_signed_depth_and_normal_on_a_plane():
     assert np.allclose(res.closest, pts[:2] * [1, 1, 0], atol=1e-15)
     plain = prox.closest(pts, 0.001, use_numba=False)
     assert np.array_equal(plain.closest, res.closest) and np.array_equal(plain.depth, res.depth)
+
+
+def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
+    """``closest``'s gap never exceeds the true distance from the closest face to the next face
+    searched (brute force over the same faces, an independent method); a point moved less than half
+    of min(gap, nearest-vertex spare) keeps its face, and ``closest_on_faces`` then gives the full
+    search's result to the bit."""
+    import trimesh
+
+    sphere = trimesh.creation.icosphere(subdivisions=3, radius=0.02)
+    prox = SurfaceProximity.build(np.asarray(sphere.vertices), np.asarray(sphere.faces))
+    rng = np.random.default_rng(11)
+    direction = rng.normal(size=(300, 3))
+    direction /= np.linalg.norm(direction, axis=1)[:, None]
+    q = direction * (0.02 + rng.uniform(-1e-3, 1e-3, 300))[:, None]
+    distance = 2e-3
+    k = prox.nearest_count(False)
+    bound = prox.search_bound(distance)
+    lists, outside = prox.nearest_lists(q, 2 * k, bound)
+    near, ok, spare = prox.nearest_from_lists(q, lists, outside, k, bound)
+    assert ok.all()
+    cp = prox.closest(q, distance, candidates=np.arange(len(q)), near=near)
+    assert len(cp.index) == len(q)
+    for r, i in enumerate(cp.index):
+        faces = np.unique(prox.vertex_faces[near[i]])
+        faces = faces[faces >= 0]
+        _, dist = brute_closest(q[i], prox.vertices[prox.faces[faces]])
+        order = np.argsort(dist)
+        assert faces[order[0]] == cp.face[r] or dist[order[1]] - dist[order[0]] < 1e-12
+        assert 0.0 <= cp.gap[r] <= dist[order[1]] - dist[order[0]] + 1e-12
+    margin = 0.5 * np.minimum(cp.gap, spare[cp.index]) - 1e-12
+    certified = np.flatnonzero(margin > 0)
+    assert len(certified) > 0.2 * len(q)  # most closest points of a sphere's points lie inside a face
+    for r in certified:
+        i = cp.index[r]
+        step = rng.normal(size=(4, 3))
+        step *= 0.999 * margin[r] / np.linalg.norm(step, axis=1)[:, None]
+        moved = q[i] + step
+        full = prox.closest(moved, distance, candidates=np.arange(4))
+        one = prox.closest_on_faces(moved, np.arange(4), np.full(4, cp.face[r]), distance)
+        np.testing.assert_array_equal(full.face, one.face)
+        np.testing.assert_array_equal(full.closest, one.closest)
+        np.testing.assert_array_equal(full.normal, one.normal)
+        np.testing.assert_array_equal(full.depth, one.depth)

@@ -91,13 +91,13 @@ def test_nearest_from_reference_lists_equals_the_tree_query_where_it_says_so():
     for moved in (1e-6, 3e-5, 1e-4):
         dq = rng.normal(size=q0.shape)
         q = q0 + moved * dq / np.linalg.norm(dq, axis=1, keepdims=True)
-        near, ok = prox.nearest_from_lists(q, lists, outside - moved, k, bound)
+        near, ok, _ = prox.nearest_from_lists(q, lists, outside - moved, k, bound)
         ref, _ = prox.nearest_lists(q, k, bound)
         assert ok.mean() > 0.5
         for a, b in zip(near[ok], ref[ok]):
             assert set(a.tolist()) == set(b.tolist())
     # moved farther than the lists' margin: never claimed
-    _, ok = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
+    _, ok, _ = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
     assert not ok.any()
 
 
@@ -152,3 +152,40 @@ def test_a_frozen_set_skips_far_vertices_and_its_forces_do_not_change(demo_pair,
                 np.testing.assert_array_equal(force, force1)
                 np.testing.assert_array_equal(depth, depth1)
                 np.testing.assert_array_equal(pts[active], pts1[active1])  # (where no spring acts, unused)
+
+
+def test_certified_closest_faces_change_nothing(demo_pair, monkeypatch):
+    """Evaluations micrometres apart (an integrator's or Newton's sequence) with certified closest
+    faces (ContactPair's ClosestCertificates) give the same springs, to the bit, as every face
+    searched afresh; and the certificates are used (most bed vertices in contact keep their face)."""
+    import jointmodeller.core.mechanics.contact as contact
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+
+    pair, kin0 = demo_pair
+    held = []
+    on_faces = SurfaceProximity.closest_on_faces
+
+    def spy(self, points, index, face, distance):
+        held.append(len(index))
+        return on_faces(self, points, index, face, distance)
+
+    monkeypatch.setattr(SurfaceProximity, "closest_on_faces", spy)
+    rng = np.random.default_rng(3)
+    poses, kin = [], kin0
+    for _ in range(8):
+        kin = _moved(kin, pair.b, rng.normal(0, 2e-7, 3), rng.normal(0, 1e-5, 3))
+        poses.append(kin)
+    results = {}
+    for certified in (True, False):
+        monkeypatch.setattr(contact, "CERTIFIED_CLOSEST", certified)
+        pair._work.references.clear()
+        pair._work.certificates.clear()
+        pair._work.springs = None
+        results[certified] = [pair.evaluate(0.0, k) for k in poses]
+    for fast, full in zip(results[True], results[False]):
+        assert full.n_points > 50
+        np.testing.assert_array_equal(fast.bed_vertex, full.bed_vertex)
+        np.testing.assert_array_equal(fast.force_G, full.force_G)
+        np.testing.assert_array_equal(fast.depth, full.depth)
+        np.testing.assert_array_equal(fast.points_G, full.points_G)
+    assert sum(held) > 0.3 * sum(r.n_points for r in results[True][2:])
