@@ -592,7 +592,8 @@ class ContactPair:
                             facing: np.ndarray | None, lists: tuple | None):
         """``closest`` of the bed vertices cand[sel] with their k nearest surface vertices taken from
         the candidates' 2k-nearest lists (made now when absent or when the bodies moved past their
-        slack since) where certain, and from the tree for the rest."""
+        slack since) where certain — each vertex's unlisted surface vertices are as much nearer as
+        the vertex itself moved since — and from the tree for the rest."""
         prox = surf.proximity
         k = prox.nearest_count(facing is not None)
         bound = prox.search_bound(self.search_distance)
@@ -601,7 +602,6 @@ class ContactPair:
         if lists is None or moved > slack:
             near_all, outside_all = prox.nearest_lists(P_o[cand], 2 * k, bound + slack)
             lists = (R_ob.copy(), p_ob.copy(), near_all, outside_all)
-            moved = 0.0
             references = self._work.references
             references[key] = references[key][:4] + (lists,)
         certs = None
@@ -616,7 +616,9 @@ class ContactPair:
             sel = sel[~kept]
         idx = cand[sel]
         q = P_o[idx]
-        near, ok, spare = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved, k, bound)
+        step = q - (bed.vertices_B[idx] @ lists[0].T + lists[1])  # each vertex's own move since the lists
+        moved_v = np.sqrt(np.einsum("ij,ij->i", step, step))
+        near, ok, spare = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved_v, k, bound)
         if not ok.all():
             redo = np.flatnonzero(~ok)
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
