@@ -219,7 +219,9 @@ class WrappingPathProvider:
                 pa[j], da[j] = path.load_point_G[first], path.load_dir_G[first]
             if last >= 0:
                 pb[j], db[j] = path.load_point_G[last], path.load_dir_G[last]
-            rest = np.setdiff1d(np.arange(len(body)), [first, last])
+            rest_mask = np.ones(len(body), dtype=bool)  # the pushes between the two ends
+            rest_mask[[j for j in (first, last) if j >= 0]] = False
+            rest = np.flatnonzero(rest_mask)
             eb.append(body[rest])
             et.append(np.full(len(rest), j, np.int64))
             ep.append(path.load_point_G[rest])
