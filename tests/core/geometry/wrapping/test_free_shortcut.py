@@ -21,8 +21,10 @@ def test_free_shortcut_gives_the_iterated_path_and_steps_aside_when_the_line_mee
     mesh = grid_cylinder(0.01, 0.1, 96, 40)
     ob = MeshObstacle(mesh.vertices, mesh.faces, 1)
     a, b = np.array([0.015, -0.05, 0.0]), np.array([0.015, 0.05, 0.01])  # a string along y beside it
-    # the cylinder drifts towards the string: free for the first poses, then the line cuts into it
-    poses = _cylinder_poses(np.linspace(0.0, 0.009, 10))
+    # the cylinder drifts towards the string: free for the first poses, then the line cuts into it;
+    # no pose grazes it (at 5 mm the line would touch the surface exactly, where whether the string
+    # rests on it or passes is rounding's choice, and numba's and numpy's roundings differ)
+    poses = _cylinder_poses(np.linspace(0.0, 0.009, 10) + 2.5e-4)
     runs = []
     for shortcut in (True, False):
         solver = TautPathSolver([ob], TautOptions(free_shortcut=shortcut))
