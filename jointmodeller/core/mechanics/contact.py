@@ -275,7 +275,7 @@ class ClosestCertificates:
         """Certificates from a full search of the bed vertices ``searched`` (ascending) at P_o: those
         found (cp) get theirs; the others none (their spare (len(searched),) pairs with searched)."""
         self.margin[searched] = 0.0
-        if len(cp.index) == 0:
+        if len(cp.index) == 0 or cp.gap is None:
             return
         pos = np.searchsorted(searched, cp.index)
         margin = 0.5 * np.minimum(cp.gap, spare[pos]) - CERTIFICATE_SLACK_M
