@@ -157,20 +157,22 @@ def _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n):  # 
 
 
 @njit(inline="always")
-def _face_distance2(p0, p1, p2, f, verts, faces):  # pragma: no cover
-    """(ok, u, v, w, squared distance) of the point p to face f (see :func:`_triangle_barycentric`)."""
+def _face_corners(f, verts, faces):  # pragma: no cover
+    """(ax, ay, az, abx, aby, abz, acx, acy, acz): face f's first corner a and its edges ab, ac."""
     ia = faces[f, 0]
     ib = faces[f, 1]
     ic = faces[f, 2]
     ax = verts[ia, 0]
     ay = verts[ia, 1]
     az = verts[ia, 2]
-    abx = verts[ib, 0] - ax
-    aby = verts[ib, 1] - ay
-    abz = verts[ib, 2] - az
-    acx = verts[ic, 0] - ax
-    acy = verts[ic, 1] - ay
-    acz = verts[ic, 2] - az
+    return (ax, ay, az, verts[ib, 0] - ax, verts[ib, 1] - ay, verts[ib, 2] - az,
+            verts[ic, 0] - ax, verts[ic, 1] - ay, verts[ic, 2] - az)
+
+
+@njit(inline="always")
+def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  # pragma: no cover
+    """(ok, u, v, w, squared distance) of the point p to triangle (a, a + ab, a + ac) (see
+    :func:`_triangle_barycentric`)."""
     ok, u, v, w = _triangle_barycentric(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
     sx = ax + abx * v + acx * w
     sy = ay + aby * v + acy * w
@@ -229,23 +231,15 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                         if lb < other:
                             other = lb
                     continue
+                ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
                 if use_facing:
-                    ia = faces[f, 0]
-                    ib = faces[f, 1]
-                    ic = faces[f, 2]
-                    abx = verts[ib, 0] - verts[ia, 0]
-                    aby = verts[ib, 1] - verts[ia, 1]
-                    abz = verts[ib, 2] - verts[ia, 2]
-                    acx = verts[ic, 0] - verts[ia, 0]
-                    acy = verts[ic, 1] - verts[ia, 1]
-                    acz = verts[ic, 2] - verts[ia, 2]
                     fx = aby * acz - abz * acy
                     fy = abz * acx - abx * acz
                     fz = abx * acy - aby * acx
                     dot = fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2]
                     if dot >= -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz):
                         continue
-                ok, u, v, w, dd = _face_distance2(p0, p1, p2, f, verts, faces)
+                ok, u, v, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
                 if not ok:
                     other = -np.inf  # a degenerate face: nothing certified
                     continue
@@ -275,7 +269,8 @@ def _face_kernel(q, face, verts, faces, vnormals, out_s, out_n, out_d2):  # prag
     face face[r] (a face certified closest: the same arithmetic, so the same bits, as
     :func:`_closest_kernel` finding it)."""
     for r in range(q.shape[0]):
-        ok, u, v, w, dd = _face_distance2(q[r, 0], q[r, 1], q[r, 2], face[r], verts, faces)
+        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(face[r], verts, faces)
+        ok, u, v, w, dd = _triangle_distance2(q[r, 0], q[r, 1], q[r, 2], ax, ay, az, abx, aby, abz, acx, acy, acz)
         out_d2[r] = dd if ok else np.inf
         _write_closest(r, face[r], u, v, w, verts, faces, vnormals, out_s, out_n)
 

@@ -609,7 +609,6 @@ class ContactPair:
             certs = self._work.certificates.get(key)
             if certs is None:
                 certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o))
-        held = None
         if certs is not None:  # points still within their certified closest face's margin
             kept = certs.holds(P_o, cand[sel])
             held = cand[sel[kept]]
@@ -625,7 +624,7 @@ class ContactPair:
             spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
         cp = prox.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=idx,
                           facing_cos=self.facing_cos, near=near)
-        if certs is None or held is None:
+        if certs is None:
             return cp
         certs.record(P_o, idx, cp, spare)
         if len(held) == 0:
