@@ -198,6 +198,11 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
     (a skipped face counts by its sphere: centre distance less radius); 0 with use_facing (a face's
     facing flips with the point's own normal) or a degenerate face among them. While the point
     moves less than half of it (and its nearest vertices stay the same), the same face is closest.
+
+    A face met again round a later nearest vertex (a corner of it came earlier in near[r, :]) is
+    not looked at twice (about half the faces tested were repeats): the closest face and its bits
+    are the same, and the gap can only grow (still a lower bound: the repeat's exact distance, not
+    its sphere, counts).
     """
     nv = verts.shape[0]
     for r in range(q.shape[0]):
@@ -220,6 +225,14 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                 f = vf[vi, b]
                 if f < 0:
                     break
+                seen = False  # round an earlier nearest vertex: tested or skipped then
+                for a2 in range(a):
+                    v2 = near[r, a2]
+                    if v2 == faces[f, 0] or v2 == faces[f, 1] or v2 == faces[f, 2]:
+                        seen = True
+                        break
+                if seen:
+                    continue
                 ex = p0 - spheres[f, 0]
                 ey = p1 - spheres[f, 1]
                 ez = p2 - spheres[f, 2]
