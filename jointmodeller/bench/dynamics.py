@@ -5,7 +5,9 @@ axial/bushing), the compiled kernel vs a straightforward per-element Python loop
 numpy_force_evals_per_s: the vectorised numpy path vs the same loop.
 rhs_evals_per_s: full state derivative (forces + Newton–Euler) per second vs the loop-based forces.
 demo_realtime_factor: simulated seconds per wall second of the demo elbow as the project defines it
-(contact and wrapping) with the app's integrator choice (BDF with contact), each run time-boxed;
+(contact and wrapping) with the app's integrator choice (BDF with contact) over its first
+DEMO_WINDOW_S = 8 s from rest, each run time-boxed to BUDGET_S of wall time (so below real time the
+figure covers the first part of the window, the stiffest: contact onset and the load's ramp);
 baseline: the same model with straight tissues and no contact (what the core alone costs). Falls back
 to the synthetic two-bone model without the demo.
 mujoco_demo_realtime_factor: the same, MuJoCo's (issue 17 item 6): the demo translated by
@@ -29,6 +31,9 @@ from jointmodeller.core.mechanics.tissues import AXIAL, TissueSet
 from jointmodeller.core.multibody.integrate import report_times, simulate
 
 BUDGET_S = 8.0  # wall-clock budget of each time-boxed simulation
+#: the demo's simulated window from rest (issue 17: "over the first 8 s from rest"): a run reaches its
+#: end within the budget only at or above real time, so a faster engine is measured over more of it
+DEMO_WINDOW_S = 8.0
 
 
 def loop_forces(kin: BodyKinematics, ts: TissueSet, force_G: np.ndarray, torque_G: np.ndarray) -> None:
@@ -116,7 +121,7 @@ def _mujoco_peer(project, ours: float) -> tuple[list[Figure], str]:
     if mujoco_module() is None:
         return [], "MuJoCo peer skipped: mujoco is not installed (the peers extra)"
     try:
-        r = mujoco_realtime(project, t_end=8.0, budget_s=BUDGET_S)
+        r = mujoco_realtime(project, t_end=DEMO_WINDOW_S, budget_s=BUDGET_S)
     except Exception as exc:  # a broken peer must not hide our own figure
         return [], f"MuJoCo peer failed: {type(exc).__name__}: {exc}"
     lo, hi = r["measure_range"]
@@ -144,11 +149,12 @@ def _demo_figures() -> list[Figure]:
         project = build_demo_project()
         full = build_mechanical_system(project, free_path_shortcut=True)  # as app.studies.run_dynamics builds
         bare = build_mechanical_system(project, contact=False, wrapping=False)
-        value, note_full = _realtime(full.system, full.state, 0.2, 1e-4, choose_method(project))
-        explicit, note_explicit = _realtime(full.system, full.state, 0.2, 1e-4, "DOP853")
-        base, note_bare = _realtime(bare.system, bare.state, 0.2, 1e-3)
+        window = DEMO_WINDOW_S
+        value, note_full = _realtime(full.system, full.state, window, 1e-3, choose_method(project))
+        explicit, note_explicit = _realtime(full.system, full.state, window, 1e-3, "DOP853")
+        base, note_bare = _realtime(bare.system, bare.state, window, 1e-3)
         field = build_mechanical_system(project, contact_geometry="field", free_path_shortcut=True)
-        on_field, note_field = _realtime(field.system, field.state, 0.2, 1e-4, choose_method(project))
+        on_field, note_field = _realtime(field.system, field.state, window, 1e-3, choose_method(project))
         peer, peer_note = _mujoco_peer(project, value)
         return [Figure("demo_realtime_factor", value, "sim s/wall s", base,
                        "demo with straight tissues, no contact", lower_is_better=False,
