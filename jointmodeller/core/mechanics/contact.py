@@ -557,8 +557,9 @@ class ContactPair:
                                 R_ob: np.ndarray, p_ob: np.ndarray, P_o: np.ndarray, cand: np.ndarray,
                                 facing: np.ndarray | None, band: float):
         """Closest points of the candidate bed vertices, reusing a reference pose twice: (1) vertices
-        that were farther above the surface than any vertex has moved since (plus ``band``) are
-        skipped — they cannot have reached it (distance is 1-Lipschitz); (2) from the second
+        that were farther above the surface than they have moved since (plus ``band``) are skipped —
+        they cannot have reached it (distance is 1-Lipschitz; the bound on every vertex's move sorts
+        most, each outside vertex's own move the rest); (2) from the second
         evaluation near a reference on, each tested vertex's nearest surface vertices come from its
         2k nearest (taken once, at that evaluation's pose) wherever that is certain
         (``SurfaceProximity.nearest_from_lists``), instead of a tree query. The contact set and
@@ -575,6 +576,16 @@ class ContactPair:
             moved = bed.max_displacement(R_ob, p_ob, R0, p0)
             if moved <= slack:
                 sel = np.flatnonzero(depth0 > -(moved + band) * (1.0 + 1e-9) - 1e-12)
+                outside = np.flatnonzero(depth0[sel] <= -band)  # judged by their own move too
+                if len(outside):
+                    rows = cand[sel[outside]]
+                    step = P_o[rows] - (bed.vertices_B[rows] @ R0.T + p0)
+                    own = np.sqrt(np.einsum("ij,ij->i", step, step))
+                    reached = depth0[sel[outside]] > -(own + band) * (1.0 + 1e-9) - 1e-12
+                    if not reached.all():
+                        keep = np.ones(len(sel), dtype=bool)
+                        keep[outside[~reached]] = False
+                        sel = sel[keep]
                 return self._closest_from_lists(key, bed, surf, R_ob, p_ob, P_o, cand, sel, facing, lists)
         depth0 = np.full(len(cand), np.inf)  # not found (beyond the search distance): always tested again
         references[key] = (R_ob.copy(), p_ob.copy(), cand, depth0, None)
