@@ -226,6 +226,11 @@ def resample_polyline(points: np.ndarray, n_segments: int) -> np.ndarray:
     return out
 
 
+#: rounding allowance [m] of the free line's certificate (the line's vertices in a bone's frame are an
+#: affine mix of its ends' to within a few ulps of the model's size)
+FREE_LINE_SLACK_M = 1e-12
+
+
 @dataclass
 class TautWarmStart:
     """What a TautPathSolver's last solution leaves for the next (in the active core.data.SystemData)."""
@@ -237,6 +242,10 @@ class TautWarmStart:
     #: per closed obstacle: the path vertices (N-1, 3) in its body frame where their signed distance
     #: (N-1,) was last queried exactly (NaN: never), certificates for the free shortcut's test
     clear_B: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: the free shortcut's certificate for the whole line (closed obstacles only): per obstacle the
+    #: line's ends (2, 3) in its body frame and how far each end alone may move (A, B) [m]
+    free_ends_B: list[np.ndarray] | None = None
+    free_reach: list[tuple[float, float]] | None = None
 
 
 class TautPathSolver:
@@ -261,6 +270,7 @@ class TautPathSolver:
         w = self.warm
         w.contact_ob = w.contact_B = w.free_G = None
         w.clear_B.clear()
+        w.free_ends_B = w.free_reach = None
 
     def _warm_guess(self, pose: Pose, a_G: np.ndarray, b_G: np.ndarray):
         w = self.warm
@@ -350,15 +360,28 @@ class TautPathSolver:
         On a closed bone a vertex is also cleared by its last exact query: a signed distance sd0 at
         x0 leaves it outside while |x − x0| < sd0 (the distance is 1-Lipschitz), so the vertices beside
         the attachments, which the field's bound cannot clear, are queried again only once they have
-        moved as far as they were from the bone."""
+        moved as far as they were from the bone.
+
+        The whole line is cleared at once while each of its vertices, in each (closed) bone's frame,
+        has moved less than its clearance c_i when the line was last found free: vertex i is the mix
+        (1 − s_i)·a + s_i·b of the ends, so it has moved at most (1 − s_i)·|Δa| + s_i·|Δb|, which is
+        below c_i for every i while |Δa|/A + |Δb|/B < 1 with A = min c_i/(1 − s_i), B = min c_i/s_i
+        (beside an attachment on that bone, whose end does not move in its frame, B is large)."""
         opt = self.options
         inner = x[1:-1]
         ws = self.warm
+        ends = x[[0, -1]]
+        if ws.free_reach is not None and ws.free_ends_B is not None and self._line_still_clear(ends, pose):
+            return self._free_line(x, body_a, body_b)
+        certify = all(ob.is_closed for ob in self.obstacles)
+        clearance = [np.zeros(len(inner)) for _ in self.obstacles]
         for j, ob in enumerate(self.obstacles):
             xb = pose.to_body(ob.body, inner)
             rows = np.arange(len(xb))
             if ob.sdf is not None:
-                rows = np.flatnonzero(ob.sdf.value(xb) - ob.sdf.error_bound <= 0.0)
+                bound = ob.sdf.value(xb) - ob.sdf.error_bound
+                rows = np.flatnonzero(bound <= 0.0)
+                clearance[j] = np.maximum(bound, 0.0)
                 if len(rows) == 0:
                     continue
             ref = ws.clear_B.get(j) if ob.is_closed else None
@@ -367,7 +390,10 @@ class TautPathSolver:
             if ref is not None:
                 x0, sd0 = ref
                 step = xb[rows] - x0[rows]
-                rows = rows[~(sd0[rows] > np.sqrt(np.einsum("ij,ij->i", step, step)))]  # NaN: not cleared
+                moved = np.sqrt(np.einsum("ij,ij->i", step, step))
+                cleared = sd0[rows] > moved  # NaN: not cleared
+                clearance[j][rows[cleared]] = (sd0[rows] - moved)[cleared]
+                rows = rows[~cleared]
                 if len(rows) == 0:
                     continue
             sd = ob.closest(xb[rows], k=opt.k_nearest)[2]
@@ -375,12 +401,40 @@ class TautPathSolver:
                 ref[0][rows] = xb[rows]
                 ref[1][rows] = sd
             if not np.all(sd >= 0.0):
+                ws.free_ends_B = ws.free_reach = None
                 return None
+            clearance[j][rows] = sd
+        if certify:
+            frac = np.arange(1, len(inner) + 1) / (len(inner) + 1)  # the vertices' fractions along the line
+            ws.free_ends_B = [pose.to_body(ob.body, ends) for ob in self.obstacles]
+            ws.free_reach = [(float(np.min(c / (1.0 - frac), initial=np.inf)), float(np.min(c / frac, initial=np.inf)))
+                             for c in clearance]
+        return self._free_line(x, body_a, body_b)
+
+    def _line_still_clear(self, ends_G: np.ndarray, pose: Pose) -> bool:
+        """Whether the line between ends_G (2, 3) is certified outside every obstacle by the last
+        free line's clearance (its ends moved less than it in each obstacle's frame)."""
+        ws = self.warm
+        assert ws.free_ends_B is not None and ws.free_reach is not None
+        for ob, ends_B, (reach_a, reach_b) in zip(self.obstacles, ws.free_ends_B, ws.free_reach):
+            step = pose.to_body(ob.body, ends_G) - ends_B
+            move_a, move_b = np.sqrt(np.einsum("ij,ij->i", step, step)) + FREE_LINE_SLACK_M
+            use_a = move_a / reach_a if reach_a > 0.0 else np.inf  # a vertex touching the bone: none
+            use_b = move_b / reach_b if reach_b > 0.0 else np.inf
+            if not use_a + use_b < 1.0:
+                return False
+        return True
+
+    def _free_line(self, x: np.ndarray, body_a: int, body_b: int) -> WrapPath:
+        """The straight line x as a free path, and the warm start of one."""
+        ws = self.warm
+        inner = x[1:-1]
         ws.contact_ob = np.full(len(inner), -1, np.int64)
         ws.contact_B = np.zeros((len(inner), 3))  # read only where contact_ob ≥ 0
         ws.free_G = inner.copy()
         return straight_path(x, body_a, body_b, "taut", iterations=1, converged=True,
-                             info={"cold": False, "n_contacts": 0, "facets": bool(opt.facet_polish and ws.facets_work)})
+                             info={"cold": False, "n_contacts": 0, "facets": bool(self.options.facet_polish
+                                                                                  and ws.facets_work)})
 
     def solve(
         self,

@@ -96,3 +96,50 @@ def test_last_exact_queries_clear_vertices_until_they_have_moved_that_far():
             answers.append(path is not None)
     assert any(answers) and not all(answers)  # it turned into the bone: both answers were given
     assert len(queried) < 0.5 * len(answers), "most steps were cleared by the last exact queries"
+
+
+def test_a_free_lines_clearance_certifies_lines_whose_ends_moved_less_and_decides_as_the_exact_test():
+    """After a line was found free, lines with its ends moved (one beside an attachment on the bone,
+    the other swung about) are cleared without any query while the certificate holds (each vertex's
+    move, bounded by the ends', below its clearance); every decision equals the exact per-point test,
+    both answers and both routes occur."""
+    from jointmodeller.core.geometry.wrapping import taut_path
+
+    mesh = grid_cylinder(0.01, 0.1, 96, 40)
+    ob = MeshObstacle(mesh.vertices, mesh.faces, 1)
+    exact_ob = MeshObstacle(mesh.vertices, mesh.faces, 1)
+    solver = TautPathSolver([ob], TautOptions(free_shortcut=True))
+    pose = Pose(np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]))
+    rng = np.random.default_rng(5)
+    certified = {True: 0, False: 0}
+    answers = {True: 0, False: 0}
+    clear = taut_path.TautPathSolver._line_still_clear
+
+    def counting(self, ends_G, pose_):
+        held = clear(self, ends_G, pose_)
+        certified[held] += 1
+        return held
+
+    taut_path.TautPathSolver._line_still_clear = counting
+    try:
+        for _ in range(60):
+            a = np.array([0.01005, 0.0, 0.0])  # 0.05 mm off the surface, beside an attachment
+            phi = np.radians(rng.uniform(89.0, 91.0))  # nearly along the surface: a swing cuts into it
+            b = a + 0.04 * np.array([np.cos(phi), np.sin(phi), 0.3])
+            with using():
+                line = a + np.linspace(0.0, 1.0, 41)[:, None] * (b - a)
+                assert solver._still_free(line, pose, 0, 1) is not None  # the base line is free
+                for swing in (2e-4, 5e-4, 6e-3, 6e-3):  # small swings stay certified, large ones cut in
+                    a1 = a + rng.normal(0.0, 2e-5, 3)
+                    b1 = b + rng.normal(0.0, swing, 3)
+                    x = a1 + np.linspace(0.0, 1.0, 41)[:, None] * (b1 - a1)
+                    sd = closest_over_obstacles([exact_ob], pose, x[1:-1])[2]
+                    path = solver._still_free(x, pose, 0, 1)
+                    assert (path is not None) == bool(np.all(sd >= 0.0))
+                    answers[path is not None] += 1
+                    if path is not None:
+                        assert np.array_equal(path.points_G, x)
+    finally:
+        taut_path.TautPathSolver._line_still_clear = clear
+    assert answers[True] > 20 and answers[False] > 20
+    assert certified[True] > 20 and certified[False] > 20
