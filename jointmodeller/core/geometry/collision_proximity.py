@@ -288,6 +288,31 @@ def _face_kernel(q, face, verts, faces, vnormals, out_s, out_n, out_d2):  # prag
         _write_closest(r, face[r], u, v, w, verts, faces, vnormals, out_s, out_n)
 
 
+def _held_kernel(P, rows, point_o, face, margin, verts, faces, vnormals, out_held, out_s, out_n, out_d2,
+                 out_f):  # pragma: no cover
+    """For each row r, point v = rows[r] of P: held when it lies within margin[v] (> 0) of point_o[v],
+    and then its closest point, interpolated unit normal and squared distance on face[v] (the same
+    arithmetic, so the same bits, as :func:`_face_kernel` and :func:`_closest_kernel`)."""
+    for r in range(rows.shape[0]):
+        v = rows[r]
+        m = margin[v]
+        out_held[r] = False
+        if not m > 0.0:
+            continue
+        dx = P[v, 0] - point_o[v, 0]
+        dy = P[v, 1] - point_o[v, 1]
+        dz = P[v, 2] - point_o[v, 2]
+        if not dx * dx + dy * dy + dz * dz < m * m:
+            continue
+        out_held[r] = True
+        f = face[v]
+        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
+        ok, u, vv, w, dd = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy, acz)
+        out_d2[r] = dd if ok else np.inf
+        out_f[r] = f
+        _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
+
+
 @dataclass(frozen=True)
 class ClosestPoints:
     """Closest points of the query points that lie within the search distance.
@@ -445,21 +470,59 @@ class SurfaceProximity:
             q = np.ascontiguousarray(points[idx])
             if near is None:
                 near, _ = self.nearest_lists(q, self.nearest_count(facing is not None), bound)
-            else:
-                near = np.asarray(near, dtype=np.int64).reshape(len(q), -1)
-            keep = np.flatnonzero(near[:, 0] < len(self.vertices))
-            idx, q, near = idx[keep], q[keep], np.ascontiguousarray(near[keep])
-        m = len(idx)
+        else:
+            q = np.zeros((0, 3))
+        fac = None if facing is None else np.asarray(facing, float)[idx]
+        s, n, d2, f, gap = self.search_near(q, near, fac, facing_cos, use_numba)
+        return _within(points, idx, s, n, d2, f, gap, distance)
+
+    def search_near(self, q: np.ndarray, near: np.ndarray | None, facing: np.ndarray | None = None,
+                    facing_cos: float = 0.0, use_numba: bool | None = None):
+        """The closest-point search of :meth:`closest` for points q (m, 3) round their nearest vertices
+        near (m, k) (index len(vertices): none), before the distance filter: (s (m, 3), n (m, 3),
+        d2 (m,), f (m,), gap (m,)), f = −1 where no face was found. ``facing`` (m, 3) as in
+        :meth:`closest`, per row."""
+        m = len(q)
         s = np.zeros((m, 3))
         n = np.zeros((m, 3))
         d2 = np.full(m, np.inf)
         f = np.full(m, -1, dtype=np.int64)
         gap = np.zeros(m)
         if m:
-            fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(np.asarray(facing, float)[idx])
-            _kernel(_closest_kernel, use_numba)(q, near, self.vertex_faces, self.vertices, self.faces,
-                                                self.face_spheres, self.vertex_normals, fac, facing is not None,
-                                                facing_cos, s, n, d2, f, gap)
+            assert near is not None
+            fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
+            _kernel(_closest_kernel, use_numba)(np.ascontiguousarray(q, dtype=np.float64),
+                                                np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(m, -1)),
+                                                self.vertex_faces, self.vertices, self.faces, self.face_spheres,
+                                                self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2,
+                                                f, gap)
+        return s, n, d2, f, gap
+
+    def closest_certified(self, points: np.ndarray, rows: np.ndarray, point_o: np.ndarray, face: np.ndarray,
+                          margin: np.ndarray):
+        """Which of the points ``rows`` (k,) still lie within their certificate — within margin[v] (> 0)
+        of point_o[v], where face[v] was certified closest (per point of ``points``) — and, for those,
+        the closest point on that face as :meth:`closest_on_faces` gives it: (held (k,) bool, s (k, 3),
+        n (k, 3), d2 (k,), f (k,)), the rows not held left as :meth:`search_near` leaves a point
+        without a face, for the caller to fill."""
+        k = len(rows)
+        held = np.zeros(k, dtype=np.bool_)
+        s = np.zeros((k, 3))
+        n = np.zeros((k, 3))
+        d2 = np.full(k, np.inf)
+        f = np.full(k, -1, dtype=np.int64)
+        if k:
+            _kernel(_held_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
+                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin,
+                                        self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
+        return held, s, n, d2, f
+
+    @staticmethod
+    def found(points: np.ndarray, idx: np.ndarray, s: np.ndarray, n: np.ndarray, d2: np.ndarray, f: np.ndarray,
+              gap: np.ndarray, distance: float) -> ClosestPoints:
+        """The ClosestPoints of the points idx (k,) from search results (s, n, d2, f, gap per row, as
+        :meth:`search_near` and :meth:`closest_certified` give them): those with a face within
+        ``distance``, depth signed by the side of the smooth normal."""
         return _within(points, idx, s, n, d2, f, gap, distance)
 
     def closest_on_faces(self, points: np.ndarray, index: np.ndarray, face: np.ndarray,

@@ -45,7 +45,7 @@ from jointmodeller.core.geometry.collision import (
     relative_motion_B,
     relative_pose_B,
 )
-from jointmodeller.core.geometry.collision_proximity import ClosestPoints, SurfaceProximity
+from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
@@ -255,7 +255,8 @@ class ClosestCertificates:
     margin[v] of point_o[v] (the other body's frame) — half the lesser of the result's face gap
     (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
     less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
-    is then :meth:`SurfaceProximity.closest_on_faces` of that face: the same bits as a full search."""
+    is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
+    margin): the same bits as a full search."""
 
     point_o: np.ndarray  # (n, 3)
     face: np.ndarray  # (n,)
@@ -265,31 +266,19 @@ class ClosestCertificates:
     def empty(cls, n: int) -> "ClosestCertificates":
         return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n))
 
-    def holds(self, P_o: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """(len(rows),) bool: the bed vertices ``rows`` at P_o (n, 3) still within their certificate."""
-        m = self.margin[rows]
-        step = P_o[rows] - self.point_o[rows]
-        return (m > 0.0) & (np.einsum("ij,ij->i", step, step) < m * m)
-
-    def record(self, P_o: np.ndarray, searched: np.ndarray, cp: ClosestPoints, spare: np.ndarray) -> None:
-        """Certificates from a full search of the bed vertices ``searched`` (ascending) at P_o: those
-        found (cp) get theirs; the others none (their spare (len(searched),) pairs with searched)."""
+    def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
+               distance: float) -> None:
+        """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
+        search's (s, n, d2, face, gap) per row (``SurfaceProximity.search_near``), spare (k,) the
+        nearest-vertex spares; a vertex whose face lies within ``distance`` gets its certificate, the
+        others none."""
+        _, _, d2, face, gap = found
         self.margin[searched] = 0.0
-        if len(cp.index) == 0 or cp.gap is None:
-            return
-        pos = np.searchsorted(searched, cp.index)
-        margin = 0.5 * np.minimum(cp.gap, spare[pos]) - CERTIFICATE_SLACK_M
-        self.point_o[cp.index] = P_o[cp.index]
-        self.face[cp.index] = cp.face
-        self.margin[cp.index] = margin
-
-
-def merge_closest(a: ClosestPoints, b: ClosestPoints) -> ClosestPoints:
-    """ClosestPoints a and b (disjoint points) as one, in ascending point order (as one search of
-    both gives them)."""
-    order = np.argsort(np.concatenate([a.index, b.index]), kind="stable")
-    return ClosestPoints(*(np.concatenate([getattr(a, k), getattr(b, k)])[order]
-                           for k in ("index", "closest", "normal", "depth", "face", "gap")))
+        ok = (face >= 0) & (np.sqrt(d2) <= distance)
+        rows = searched[ok]
+        self.point_o[rows] = P_o[rows]
+        self.face[rows] = face[ok]
+        self.margin[rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
 
 
 @dataclass
@@ -620,11 +609,14 @@ class ContactPair:
             certs = self._work.certificates.get(key)
             if certs is None:
                 certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o))
-        if certs is not None:  # points still within their certified closest face's margin
-            kept = certs.holds(P_o, cand[sel])
-            held = cand[sel[kept]]
-            sel = sel[~kept]
-        idx = cand[sel]
+        rows = cand[sel]
+        if certs is not None:  # points still within their certified closest face's margin: that face alone
+            held, s_o, n_o, d2, f = prox.closest_certified(P_o, rows, certs.point_o, certs.face, certs.margin)
+            search = np.flatnonzero(~held)
+        else:
+            search = np.arange(len(rows))
+        sel = sel[search]
+        idx = rows[search]
         q = P_o[idx]
         step = q - (bed.vertices_B[idx] @ lists[0].T + lists[1])  # each vertex's own move since the lists
         moved_v = np.sqrt(np.einsum("ij,ij->i", step, step))
@@ -633,14 +625,14 @@ class ContactPair:
             redo = np.flatnonzero(~ok)
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
             spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
-        cp = prox.closest(P_o, self.search_distance, beneath_only=True, facing=facing, candidates=idx,
-                          facing_cos=self.facing_cos, near=near)
+        found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos)
         if certs is None:
-            return cp
-        certs.record(P_o, idx, cp, spare)
-        if len(held) == 0:
-            return cp
-        return merge_closest(cp, prox.closest_on_faces(P_o, held, certs.face[held], self.search_distance))
+            return prox.found(P_o, idx, *found, self.search_distance)
+        certs.record(P_o, idx, found, spare, self.search_distance)
+        gap = np.zeros(len(rows))
+        for whole, part in zip((s_o, n_o, d2, f, gap), found):
+            whole[search] = part
+        return prox.found(P_o, rows, s_o, n_o, d2, f, gap, self.search_distance)
 
     def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:
         """The springs of each bed direction at this pose; at exactly the pose (and band) of the
