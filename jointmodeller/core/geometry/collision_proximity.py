@@ -181,7 +181,7 @@ def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  
 
 
 def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, out_s, out_n,
-                    out_d2, out_f, out_gap):  # pragma: no cover
+                    out_d2, out_f, out_gap, out_f2, out_gap2):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
     With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
@@ -198,6 +198,9 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
     (a skipped face counts by its sphere: centre distance less radius); 0 with use_facing (a face's
     facing flips with the point's own normal) or a degenerate face among them. While the point
     moves less than half of it (and its nearest vertices stay the same), the same face is closest.
+    out_f2 (m,): the runner-up among the faces tested (−1: none), and out_gap2 (m,) the same lower
+    bound for every face but those two (0: none): while the point moves less than half of it, one of
+    the two is closest — a point beneath a face near its edge, whose gap is tiny, keeps the pair.
 
     A face met again round a later nearest vertex (a corner of it came earlier in near[r, :]) is
     not looked at twice (about half the faces tested were repeats): the closest face and its bits
@@ -216,6 +219,8 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         bv = 0.0
         bw = 0.0
         other2 = np.inf  # least squared distance of a tested face that is not (or no longer) the best
+        sf = -1  # the face of other2
+        third = np.inf  # least squared distance of a tested face other than those two
         other = np.inf  # least sphere bound of a skipped face
         for a in range(near.shape[1]):
             vi = near[r, a]
@@ -258,7 +263,12 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                     continue
                 if dd < best:
                     if bf >= 0 and best < other2:
+                        if other2 < third:
+                            third = other2
                         other2 = best
+                        sf = bf
+                    elif bf >= 0 and best < third:  # (a tie with the runner-up: the third)
+                        third = best
                     best = dd
                     sb = math.sqrt(dd)
                     bf = f
@@ -266,14 +276,24 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                     bv = v
                     bw = w
                 elif f != bf and dd < other2:
+                    if other2 < third:
+                        third = other2
                     other2 = dd
+                    sf = f
+                elif f != bf and f != sf and dd < third:
+                    third = dd
         out_d2[r] = best
         out_f[r] = bf
         out_gap[r] = 0.0
+        out_f2[r] = -1
+        out_gap2[r] = 0.0
         if bf < 0:
             continue
         if not use_facing:
             out_gap[r] = max(min(other, math.sqrt(other2)) - sb, 0.0)
+            if sf >= 0:
+                out_f2[r] = sf
+                out_gap2[r] = max(min(other, math.sqrt(third)) - sb, 0.0)
         _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
 
 
@@ -288,27 +308,47 @@ def _face_kernel(q, face, verts, faces, vnormals, out_s, out_n, out_d2):  # prag
         _write_closest(r, face[r], u, v, w, verts, faces, vnormals, out_s, out_n)
 
 
-def _held_kernel(P, rows, point_o, face, margin, verts, faces, vnormals, out_held, out_s, out_n, out_d2,
-                 out_f):  # pragma: no cover
+def _held_kernel(P, rows, point_o, face, margin, face2, margin2, verts, faces, vnormals, out_held, out_s, out_n,
+                 out_d2, out_f):  # pragma: no cover
     """For each row r, point v = rows[r] of P: held when it lies within margin[v] (> 0) of point_o[v],
     and then its closest point, interpolated unit normal and squared distance on face[v] (the same
-    arithmetic, so the same bits, as :func:`_face_kernel` and :func:`_closest_kernel`)."""
+    arithmetic, so the same bits, as :func:`_face_kernel` and :func:`_closest_kernel`); else held
+    when it lies within margin2[v] of it, the closest face being face[v] or face2[v]: the nearer of
+    the two (not held on a tie, which the search would break by its order)."""
     for r in range(rows.shape[0]):
         v = rows[r]
-        m = margin[v]
         out_held[r] = False
-        if not m > 0.0:
-            continue
         dx = P[v, 0] - point_o[v, 0]
         dy = P[v, 1] - point_o[v, 1]
         dz = P[v, 2] - point_o[v, 2]
-        if not dx * dx + dy * dy + dz * dz < m * m:
+        move2 = dx * dx + dy * dy + dz * dz
+        m = margin[v]
+        if m > 0.0 and move2 < m * m:
+            f = face[v]
+            ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
+            ok, u, vv, w, dd = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy,
+                                                   acz)
+            out_held[r] = True
+            out_d2[r] = dd if ok else np.inf
+            out_f[r] = f
+            _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
             continue
-        out_held[r] = True
+        m = margin2[v]
+        if not (m > 0.0 and move2 < m * m):
+            continue
         f = face[v]
+        g = face2[v]
         ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
         ok, u, vv, w, dd = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy, acz)
-        out_d2[r] = dd if ok else np.inf
+        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(g, verts, faces)
+        ok2, u2, vv2, w2, dd2 = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy,
+                                                    acz)
+        if not (ok and ok2) or dd == dd2:
+            continue
+        out_held[r] = True
+        if dd2 < dd:
+            f, u, vv, w, dd = g, u2, vv2, w2, dd2
+        out_d2[r] = dd
         out_f[r] = f
         _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
 
@@ -473,14 +513,15 @@ class SurfaceProximity:
         else:
             q = np.zeros((0, 3))
         fac = None if facing is None else np.asarray(facing, float)[idx]
-        s, n, d2, f, gap = self.search_near(q, near, fac, facing_cos, use_numba)
+        s, n, d2, f, gap, _, _ = self.search_near(q, near, fac, facing_cos, use_numba)
         return _within(points, idx, s, n, d2, f, gap, distance)
 
     def search_near(self, q: np.ndarray, near: np.ndarray | None, facing: np.ndarray | None = None,
                     facing_cos: float = 0.0, use_numba: bool | None = None):
         """The closest-point search of :meth:`closest` for points q (m, 3) round their nearest vertices
         near (m, k) (index len(vertices): none), before the distance filter: (s (m, 3), n (m, 3),
-        d2 (m,), f (m,), gap (m,)), f = −1 where no face was found. ``facing`` (m, 3) as in
+        d2 (m,), f (m,), gap (m,), f2 (m,), gap2 (m,)), f = −1 where no face was found; f2 and gap2
+        the runner-up face and the pair's gap (:func:`_closest_kernel`). ``facing`` (m, 3) as in
         :meth:`closest`, per row."""
         m = len(q)
         s = np.zeros((m, 3))
@@ -488,6 +529,8 @@ class SurfaceProximity:
         d2 = np.full(m, np.inf)
         f = np.full(m, -1, dtype=np.int64)
         gap = np.zeros(m)
+        f2 = np.full(m, -1, dtype=np.int64)
+        gap2 = np.zeros(m)
         if m:
             assert near is not None
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
@@ -495,14 +538,15 @@ class SurfaceProximity:
                                                 np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(m, -1)),
                                                 self.vertex_faces, self.vertices, self.faces, self.face_spheres,
                                                 self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2,
-                                                f, gap)
-        return s, n, d2, f, gap
+                                                f, gap, f2, gap2)
+        return s, n, d2, f, gap, f2, gap2
 
     def closest_certified(self, points: np.ndarray, rows: np.ndarray, point_o: np.ndarray, face: np.ndarray,
-                          margin: np.ndarray):
+                          margin: np.ndarray, face2: np.ndarray, margin2: np.ndarray):
         """Which of the points ``rows`` (k,) still lie within their certificate — within margin[v] (> 0)
-        of point_o[v], where face[v] was certified closest (per point of ``points``) — and, for those,
-        the closest point on that face as :meth:`closest_on_faces` gives it: (held (k,) bool, s (k, 3),
+        of point_o[v], where face[v] was certified closest (per point of ``points``), or within
+        margin2[v], where one of face[v] and face2[v] was — and, for those, the closest point on that
+        face as :meth:`closest_on_faces` gives it: (held (k,) bool, s (k, 3),
         n (k, 3), d2 (k,), f (k,)), the rows not held left as :meth:`search_near` leaves a point
         without a face, for the caller to fill."""
         k = len(rows)
@@ -513,8 +557,8 @@ class SurfaceProximity:
         f = np.full(k, -1, dtype=np.int64)
         if k:
             _kernel(_held_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
-                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin,
-                                        self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
+                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin, face2,
+                                        margin2, self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
         return held, s, n, d2, f
 
     @staticmethod

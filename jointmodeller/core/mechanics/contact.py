@@ -256,29 +256,38 @@ class ClosestCertificates:
     (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
     less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
     is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
-    margin): the same bits as a full search."""
+    margin): the same bits as a full search. Beyond that, within margin2[v] (the same from the gap
+    of every face but face[v] and the runner-up face2[v]), the nearer of those two: a vertex
+    beneath a face near its edge has a tiny gap, as the next face is nearly as near, but a large
+    one to the third."""
 
     point_o: np.ndarray  # (n, 3)
     face: np.ndarray  # (n,)
     margin: np.ndarray  # (n,); ≤ 0: none
+    face2: np.ndarray  # (n,)
+    margin2: np.ndarray  # (n,); ≤ 0: none
 
     @classmethod
     def empty(cls, n: int) -> "ClosestCertificates":
-        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n))
+        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n), np.full(n, -1, np.int64), np.zeros(n))
 
     def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
                distance: float) -> None:
         """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
-        search's (s, n, d2, face, gap) per row (``SurfaceProximity.search_near``), spare (k,) the
-        nearest-vertex spares; a vertex whose face lies within ``distance`` gets its certificate, the
-        others none."""
-        _, _, d2, face, gap = found
+        search's (s, n, d2, face, gap, face2, gap2) per row (``SurfaceProximity.search_near``), spare
+        (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
+        certificates, the others none."""
+        _, _, d2, face, gap, face2, gap2 = found
         self.margin[searched] = 0.0
+        self.margin2[searched] = 0.0
         ok = (face >= 0) & (np.sqrt(d2) <= distance)
         rows = searched[ok]
         self.point_o[rows] = P_o[rows]
         self.face[rows] = face[ok]
         self.margin[rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
+        self.face2[rows] = face2[ok]
+        self.margin2[rows] = np.where(face2[ok] >= 0, 0.5 * np.minimum(gap2[ok], spare[ok]) - CERTIFICATE_SLACK_M,
+                                      0.0)
 
 
 @dataclass
@@ -611,7 +620,8 @@ class ContactPair:
                 certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o))
         rows = cand[sel]
         if certs is not None:  # points still within their certified closest face's margin: that face alone
-            held, s_o, n_o, d2, f = prox.closest_certified(P_o, rows, certs.point_o, certs.face, certs.margin)
+            held, s_o, n_o, d2, f = prox.closest_certified(P_o, rows, certs.point_o, certs.face, certs.margin,
+                                                           certs.face2, certs.margin2)
             search = np.flatnonzero(~held)
         else:
             search = np.arange(len(rows))
@@ -627,7 +637,7 @@ class ContactPair:
             spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
         found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos)
         if certs is None:
-            return prox.found(P_o, idx, *found, self.search_distance)
+            return prox.found(P_o, idx, *found[:5], self.search_distance)
         certs.record(P_o, idx, found, spare, self.search_distance)
         gap = np.zeros(len(rows))
         for whole, part in zip((s_o, n_o, d2, f, gap), found):

@@ -21,8 +21,6 @@ import numpy as np
 
 from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.collision import relative_pose_B
-from jointmodeller.core.geometry.collision_grid import _kernel
-from jointmodeller.core.geometry.collision_proximity import _closest_kernel
 from jointmodeller.core.geometry.triangles import closest_point_on_triangles
 from jointmodeller.core.mechanics.contact import CANDIDATE_SLACK_FRACTION
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
@@ -100,15 +98,8 @@ class FrozenContactPair:
                     sel = np.flatnonzero(ref[2] > -moved * (1.0 + 1e-9) - 1e-12)
             rows = np.arange(m) if sel is None else sel
             facing = bed.surface.normals_B[bd.vertex[rows]] @ R_ob.T
-            k = len(rows)
-            s_k, n_k = np.zeros((k, 3)), np.zeros((k, 3))
-            d2, f = np.full(k, np.inf), np.full(k, -1, np.int64)
-            if k:
-                _kernel(_closest_kernel, None)(np.ascontiguousarray(P_o[rows]),
-                                               np.ascontiguousarray(prox.faces[bd.face[rows]]),
-                                               prox.vertex_faces, prox.vertices, prox.faces, prox.face_spheres,
-                                               prox.vertex_normals, np.ascontiguousarray(facing), surf.needs_facing,
-                                               p.facing_cos, s_k, n_k, d2, f, np.zeros(k))
+            s_k, n_k, d2, f, *_ = prox.search_near(P_o[rows], prox.faces[bd.face[rows]],
+                                                   facing if surf.needs_facing else None, p.facing_cos)
             found = f >= 0
             s_o, n_o = P_o.copy(), np.zeros((m, 3))  # untested and not found: no spring
             s_o[rows[found]] = s_k[found]
