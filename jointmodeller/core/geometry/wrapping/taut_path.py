@@ -25,6 +25,7 @@ in two to five iterations.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,6 +225,14 @@ def resample_polyline(points: np.ndarray, n_segments: int) -> np.ndarray:
     out = np.stack([np.interp(t, cum, points[:, j]) for j in range(3)], axis=1)
     out[0], out[-1] = points[0], points[-1]
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _line_fractions(n_segments: int) -> np.ndarray:
+    """(N+1, 1) fractions 0..1 of a straight line's vertices (read only: shared between calls)."""
+    frac = np.linspace(0.0, 1.0, n_segments + 1)[:, None]
+    frac.flags.writeable = False
+    return frac
 
 
 #: rounding allowance [m] of the free line's certificate (the line's vertices in a bone's frame are an
@@ -464,9 +473,11 @@ class TautPathSolver:
         scale = float(np.linalg.norm(b_G - a_G))
         ws = self.warm
         if warm and ws.contact_ob is not None and len(ws.contact_ob) == N - 1:
-            x, active = self._warm_guess(pose, a_G, b_G)
-            if not active.any():  # free last time: the straight line is the free solution
-                x = a_G + np.linspace(0.0, 1.0, N + 1)[:, None] * (b_G - a_G)
+            if (ws.contact_ob >= 0).any():
+                x, active = self._warm_guess(pose, a_G, b_G)
+            else:  # free last time: the straight line is the free solution
+                x = a_G + _line_fractions(N) * (b_G - a_G)
+                active = np.zeros(N - 1, dtype=bool)
                 if opt.free_shortcut:
                     free = self._still_free(x, pose, body_a, body_b)
                     if free is not None:
