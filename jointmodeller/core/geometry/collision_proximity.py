@@ -585,13 +585,37 @@ class SurfaceProximity:
         return _within(points, idx, s, n, d2, f, np.zeros(m), distance)
 
 
+def _within_kernel(points, idx, s, n, d2, f, gap, distance, out_idx, out_s, out_n, out_depth, out_f,
+                   out_gap):  # pragma: no cover
+    """The rows of :func:`_within` packed into the out arrays (first k rows); returns k."""
+    k = 0
+    for r in range(idx.shape[0]):
+        dist = math.sqrt(d2[r])
+        if not (f[r] >= 0 and dist <= distance):
+            continue
+        v = idx[r]
+        side = ((s[r, 0] - points[v, 0]) * n[r, 0] + (s[r, 1] - points[v, 1]) * n[r, 1]) \
+            + (s[r, 2] - points[v, 2]) * n[r, 2]
+        out_idx[k] = v
+        for c in range(3):
+            out_s[k, c] = s[r, c]
+            out_n[k, c] = n[r, c]
+        out_depth[k] = dist if side > 0.0 else -dist
+        out_f[k] = f[r]
+        out_gap[k] = gap[r]
+        k += 1
+    return k
+
+
 def _within(points: np.ndarray, idx: np.ndarray, s: np.ndarray, n: np.ndarray, d2: np.ndarray, f: np.ndarray,
             gap: np.ndarray, distance: float) -> ClosestPoints:
     """The ClosestPoints of the points idx found (a face) within ``distance``, depth signed by the
-    side of the smooth normal."""
-    dist = np.sqrt(d2)
-    ok = (f >= 0) & (dist <= distance)
-    s, n, dist, f, idx, gap = s[ok], n[ok], dist[ok], f[ok], idx[ok], gap[ok]
-    q = np.asarray(points, np.float64)[idx]
-    sign = np.where(((s - q) * n).sum(axis=1) > 0.0, 1.0, -1.0)
-    return ClosestPoints(index=idx, closest=s, normal=n, depth=sign * dist, face=f, gap=gap)
+    side of the smooth normal (one compiled pass)."""
+    m = len(idx)
+    out = (np.empty(m, np.int64), np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64), np.empty(m))
+    k = _kernel(_within_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
+                                      np.ascontiguousarray(idx, dtype=np.int64), np.ascontiguousarray(s),
+                                      np.ascontiguousarray(n), np.ascontiguousarray(d2), np.ascontiguousarray(f),
+                                      np.ascontiguousarray(gap), float(distance), *out)
+    index, closest, normal, depth, face, gap_k = (a[:k] for a in out)
+    return ClosestPoints(index=index, closest=closest, normal=normal, depth=depth, face=face, gap=gap_k)
