@@ -26,6 +26,8 @@ from jointmodeller.core.geometry.collision_grid import PointGrid, _kernel
 NEAREST_VERTICES = 6
 #: the same when only faces turned towards the query point count (more, as some are skipped)
 FACING_NEAREST_VERTICES = 16
+#: the nearest faces a search reports for a set certificate (a vertex's fan has about six)
+CERTIFIED_FACES = 6
 
 
 def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -181,7 +183,7 @@ def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  
 
 
 def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, out_s, out_n,
-                    out_d2, out_f, out_gap, out_f2, out_gap2):  # pragma: no cover
+                    out_d2, out_f, out_gap, out_fk, out_gapk):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
     With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
@@ -198,9 +200,10 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
     (a skipped face counts by its sphere: centre distance less radius); 0 with use_facing (a face's
     facing flips with the point's own normal) or a degenerate face among them. While the point
     moves less than half of it (and its nearest vertices stay the same), the same face is closest.
-    out_f2 (m,): the runner-up among the faces tested (−1: none), and out_gap2 (m,) the same lower
-    bound for every face but those two (0: none): while the point moves less than half of it, one of
-    the two is closest — a point beneath a face near its edge, whose gap is tiny, keeps the pair.
+    out_fk (m, K): the K nearest faces tested, nearest first (−1: fewer), and out_gapk (m,) the same
+    lower bound for every face but those (0: fewer than two): while the point moves less than half
+    of it, one of them is closest — a point beneath a face near its edge or corner, whose gap is
+    tiny (the faces round them are nearly as near), keeps the set.
 
     A face met again round a later nearest vertex (a corner of it came earlier in near[r, :]) is
     not looked at twice (about half the faces tested were repeats): the closest face and its bits
@@ -208,7 +211,14 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
     its sphere, counts).
     """
     nv = verts.shape[0]
+    K = out_fk.shape[1]
+    kd = np.empty(K)  # the K least squared distances of the faces tested, ascending, and their faces
+    kf = np.empty(K, dtype=np.int64)
     for r in range(q.shape[0]):
+        for j in range(K):
+            kd[j] = np.inf
+            kf[j] = -1
+        beyond = np.inf  # least squared distance of a tested face not among the K
         p0 = q[r, 0]
         p1 = q[r, 1]
         p2 = q[r, 2]
@@ -219,8 +229,6 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         bv = 0.0
         bw = 0.0
         other2 = np.inf  # least squared distance of a tested face that is not (or no longer) the best
-        sf = -1  # the face of other2
-        third = np.inf  # least squared distance of a tested face other than those two
         other = np.inf  # least sphere bound of a skipped face
         for a in range(near.shape[1]):
             vi = near[r, a]
@@ -261,14 +269,21 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                 if not ok:
                     other = -np.inf  # a degenerate face: nothing certified
                     continue
+                if dd < kd[K - 1]:  # among the K nearest: insert (after equals, in the order met)
+                    if kf[K - 1] >= 0 and kd[K - 1] < beyond:
+                        beyond = kd[K - 1]
+                    j = K - 1
+                    while j > 0 and kd[j - 1] > dd:
+                        kd[j] = kd[j - 1]
+                        kf[j] = kf[j - 1]
+                        j -= 1
+                    kd[j] = dd
+                    kf[j] = f
+                elif dd < beyond:
+                    beyond = dd
                 if dd < best:
                     if bf >= 0 and best < other2:
-                        if other2 < third:
-                            third = other2
                         other2 = best
-                        sf = bf
-                    elif bf >= 0 and best < third:  # (a tie with the runner-up: the third)
-                        third = best
                     best = dd
                     sb = math.sqrt(dd)
                     bf = f
@@ -276,24 +291,19 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                     bv = v
                     bw = w
                 elif f != bf and dd < other2:
-                    if other2 < third:
-                        third = other2
                     other2 = dd
-                    sf = f
-                elif f != bf and f != sf and dd < third:
-                    third = dd
         out_d2[r] = best
         out_f[r] = bf
         out_gap[r] = 0.0
-        out_f2[r] = -1
-        out_gap2[r] = 0.0
+        out_gapk[r] = 0.0
+        for j in range(K):
+            out_fk[r, j] = kf[j] if not use_facing else -1
         if bf < 0:
             continue
         if not use_facing:
             out_gap[r] = max(min(other, math.sqrt(other2)) - sb, 0.0)
-            if sf >= 0:
-                out_f2[r] = sf
-                out_gap2[r] = max(min(other, math.sqrt(third)) - sb, 0.0)
+            if K > 1 and kf[1] >= 0:
+                out_gapk[r] = max(min(other, math.sqrt(beyond)) - sb, 0.0)
         _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
 
 
@@ -308,49 +318,66 @@ def _face_kernel(q, face, verts, faces, vnormals, out_s, out_n, out_d2):  # prag
         _write_closest(r, face[r], u, v, w, verts, faces, vnormals, out_s, out_n)
 
 
-def _held_kernel(P, rows, point_o, face, margin, face2, margin2, verts, faces, vnormals, out_held, out_s, out_n,
+def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces, vnormals, out_held, out_s, out_n,
                  out_d2, out_f):  # pragma: no cover
     """For each row r, point v = rows[r] of P: held when it lies within margin[v] (> 0) of point_o[v],
     and then its closest point, interpolated unit normal and squared distance on face[v] (the same
     arithmetic, so the same bits, as :func:`_face_kernel` and :func:`_closest_kernel`); else held
-    when it lies within margin2[v] of it, the closest face being face[v] or face2[v]: the nearer of
-    the two (not held on a tie, which the search would break by its order)."""
+    when it lies within margin_k[v] of it, the closest face being one of face_k[v, :] (−1: fewer):
+    the nearest of those (not held on a tie, which the search would break by its order)."""
     for r in range(rows.shape[0]):
         v = rows[r]
         out_held[r] = False
-        dx = P[v, 0] - point_o[v, 0]
-        dy = P[v, 1] - point_o[v, 1]
-        dz = P[v, 2] - point_o[v, 2]
+        p0 = P[v, 0]
+        p1 = P[v, 1]
+        p2 = P[v, 2]
+        dx = p0 - point_o[v, 0]
+        dy = p1 - point_o[v, 1]
+        dz = p2 - point_o[v, 2]
         move2 = dx * dx + dy * dy + dz * dz
         m = margin[v]
         if m > 0.0 and move2 < m * m:
             f = face[v]
             ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-            ok, u, vv, w, dd = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy,
-                                                   acz)
+            ok, u, vv, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
             out_held[r] = True
             out_d2[r] = dd if ok else np.inf
             out_f[r] = f
             _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
             continue
-        m = margin2[v]
+        m = margin_k[v]
         if not (m > 0.0 and move2 < m * m):
             continue
-        f = face[v]
-        g = face2[v]
-        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-        ok, u, vv, w, dd = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy, acz)
-        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(g, verts, faces)
-        ok2, u2, vv2, w2, dd2 = _triangle_distance2(P[v, 0], P[v, 1], P[v, 2], ax, ay, az, abx, aby, abz, acx, acy,
-                                                    acz)
-        if not (ok and ok2) or dd == dd2:
+        best = np.inf
+        bf = -1
+        bu = 0.0
+        bv = 0.0
+        bw = 0.0
+        clear = True  # no degenerate face, no tie for the least
+        for j in range(face_k.shape[1]):
+            g = face_k[v, j]
+            if g < 0:
+                break
+            ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(g, verts, faces)
+            ok, u, vv, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
+            if not ok:
+                clear = False
+                break
+            if dd < best:
+                best = dd
+                bf = g
+                bu = u
+                bv = vv
+                bw = w
+                clear = True
+            elif dd == best:
+                clear = False
+        if not clear or bf < 0:
             continue
         out_held[r] = True
-        if dd2 < dd:
-            f, u, vv, w, dd = g, u2, vv2, w2, dd2
-        out_d2[r] = dd
-        out_f[r] = f
-        _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
+        out_d2[r] = best
+        out_f[r] = bf
+        _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
 
 
 @dataclass(frozen=True)
@@ -520,17 +547,17 @@ class SurfaceProximity:
                     facing_cos: float = 0.0, use_numba: bool | None = None):
         """The closest-point search of :meth:`closest` for points q (m, 3) round their nearest vertices
         near (m, k) (index len(vertices): none), before the distance filter: (s (m, 3), n (m, 3),
-        d2 (m,), f (m,), gap (m,), f2 (m,), gap2 (m,)), f = −1 where no face was found; f2 and gap2
-        the runner-up face and the pair's gap (:func:`_closest_kernel`). ``facing`` (m, 3) as in
-        :meth:`closest`, per row."""
+        d2 (m,), f (m,), gap (m,), fk (m, CERTIFIED_FACES), gapk (m,)), f = −1 where no face was found;
+        fk and gapk the nearest faces and their set's gap (:func:`_closest_kernel`). ``facing``
+        (m, 3) as in :meth:`closest`, per row."""
         m = len(q)
         s = np.zeros((m, 3))
         n = np.zeros((m, 3))
         d2 = np.full(m, np.inf)
         f = np.full(m, -1, dtype=np.int64)
         gap = np.zeros(m)
-        f2 = np.full(m, -1, dtype=np.int64)
-        gap2 = np.zeros(m)
+        fk = np.full((m, CERTIFIED_FACES), -1, dtype=np.int64)
+        gapk = np.zeros(m)
         if m:
             assert near is not None
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
@@ -538,14 +565,14 @@ class SurfaceProximity:
                                                 np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(m, -1)),
                                                 self.vertex_faces, self.vertices, self.faces, self.face_spheres,
                                                 self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2,
-                                                f, gap, f2, gap2)
-        return s, n, d2, f, gap, f2, gap2
+                                                f, gap, fk, gapk)
+        return s, n, d2, f, gap, fk, gapk
 
     def closest_certified(self, points: np.ndarray, rows: np.ndarray, point_o: np.ndarray, face: np.ndarray,
-                          margin: np.ndarray, face2: np.ndarray, margin2: np.ndarray):
+                          margin: np.ndarray, face_k: np.ndarray, margin_k: np.ndarray):
         """Which of the points ``rows`` (k,) still lie within their certificate — within margin[v] (> 0)
         of point_o[v], where face[v] was certified closest (per point of ``points``), or within
-        margin2[v], where one of face[v] and face2[v] was — and, for those, the closest point on that
+        margin_k[v], where one of face_k[v, :] was — and, for those, the closest point on that
         face as :meth:`closest_on_faces` gives it: (held (k,) bool, s (k, 3),
         n (k, 3), d2 (k,), f (k,)), the rows not held left as :meth:`search_near` leaves a point
         without a face, for the caller to fill."""
@@ -557,8 +584,8 @@ class SurfaceProximity:
         f = np.full(k, -1, dtype=np.int64)
         if k:
             _kernel(_held_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
-                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin, face2,
-                                        margin2, self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
+                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin, face_k,
+                                        margin_k, self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
         return held, s, n, d2, f
 
     @staticmethod

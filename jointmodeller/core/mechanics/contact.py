@@ -45,7 +45,7 @@ from jointmodeller.core.geometry.collision import (
     relative_motion_B,
     relative_pose_B,
 )
-from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.geometry.collision_proximity import CERTIFIED_FACES, SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
@@ -256,38 +256,39 @@ class ClosestCertificates:
     (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
     less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
     is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
-    margin): the same bits as a full search. Beyond that, within margin2[v] (the same from the gap
-    of every face but face[v] and the runner-up face2[v]), the nearer of those two: a vertex
-    beneath a face near its edge has a tiny gap, as the next face is nearly as near, but a large
-    one to the third."""
+    margin): the same bits as a full search. Beyond that, within margin_k[v] (the same from the gap
+    of every face but the search's nearest few, face_k[v, :]), the nearest of those: a vertex
+    beneath a face near its edge or corner has a tiny gap, as the faces round it are nearly as
+    near, but a large one to the rest."""
 
     point_o: np.ndarray  # (n, 3)
     face: np.ndarray  # (n,)
     margin: np.ndarray  # (n,); ≤ 0: none
-    face2: np.ndarray  # (n,)
-    margin2: np.ndarray  # (n,); ≤ 0: none
+    face_k: np.ndarray  # (n, CERTIFIED_FACES)
+    margin_k: np.ndarray  # (n,); ≤ 0: none
 
     @classmethod
     def empty(cls, n: int) -> "ClosestCertificates":
-        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n), np.full(n, -1, np.int64), np.zeros(n))
+        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n),
+                   np.full((n, CERTIFIED_FACES), -1, np.int64), np.zeros(n))
 
     def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
                distance: float) -> None:
         """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
-        search's (s, n, d2, face, gap, face2, gap2) per row (``SurfaceProximity.search_near``), spare
+        search's (s, n, d2, face, gap, face_k, gap_k) per row (``SurfaceProximity.search_near``), spare
         (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
         certificates, the others none."""
-        _, _, d2, face, gap, face2, gap2 = found
+        _, _, d2, face, gap, face_k, gap_k = found
         self.margin[searched] = 0.0
-        self.margin2[searched] = 0.0
+        self.margin_k[searched] = 0.0
         ok = (face >= 0) & (np.sqrt(d2) <= distance)
         rows = searched[ok]
         self.point_o[rows] = P_o[rows]
         self.face[rows] = face[ok]
         self.margin[rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
-        self.face2[rows] = face2[ok]
-        self.margin2[rows] = np.where(face2[ok] >= 0, 0.5 * np.minimum(gap2[ok], spare[ok]) - CERTIFICATE_SLACK_M,
-                                      0.0)
+        self.face_k[rows] = face_k[ok]
+        self.margin_k[rows] = np.where(gap_k[ok] > 0.0, 0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M,
+                                       0.0)
 
 
 @dataclass
@@ -621,7 +622,7 @@ class ContactPair:
         rows = cand[sel]
         if certs is not None:  # points still within their certified closest face's margin: that face alone
             held, s_o, n_o, d2, f = prox.closest_certified(P_o, rows, certs.point_o, certs.face, certs.margin,
-                                                           certs.face2, certs.margin2)
+                                                           certs.face_k, certs.margin_k)
             search = np.flatnonzero(~held)
         else:
             search = np.arange(len(rows))

@@ -114,20 +114,22 @@ def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
         np.testing.assert_array_equal(full.depth, one.depth)
 
 
-def test_pair_gap_is_a_lower_bound_and_certifies_the_nearer_of_two_faces():
-    """``search_near``'s runner-up face and pair gap: the gap never exceeds the true distance from the
-    closest face to the third face searched (brute force over the same faces); a point moved less than
-    half of min(pair gap, nearest-vertex spare) has its closest face among the two, and
-    ``closest_certified`` (no single-face margin) gives the full search's result to the bit. Points
-    are taken near the faces' edges, where the single-face gap is tiny."""
+def test_face_set_gap_is_a_lower_bound_and_certifies_the_nearest_of_the_set():
+    """``search_near``'s nearest faces and their set's gap: the gap never exceeds the true distance
+    from the closest face to any other face searched (brute force over the same faces); a point moved
+    less than half of min(set gap, nearest-vertex spare) has its closest face in the set, and
+    ``closest_certified`` (no single-face margin) gives the full search's result to the bit; past
+    the margin nothing is held. Points are taken near the faces' edges and corners, where the
+    single-face gap is tiny."""
     import trimesh
 
     sphere = trimesh.creation.icosphere(subdivisions=3, radius=0.02)
     prox = SurfaceProximity.build(np.asarray(sphere.vertices), np.asarray(sphere.faces))
     rng = np.random.default_rng(13)
-    edge = prox.vertices[prox.faces[:, 0]] + prox.vertices[prox.faces[:, 1]]  # edge midpoints (×2)
+    corner = prox.vertices[prox.faces[:, 0]]
+    edge = 0.5 * (corner + prox.vertices[prox.faces[:, 1]])
     pick = rng.choice(len(edge), 200, replace=False)
-    direction = 0.5 * edge[pick] + rng.normal(0.0, 2e-4, (200, 3))
+    direction = np.where((np.arange(200) % 2 == 0)[:, None], edge[pick], corner[pick]) + rng.normal(0.0, 2e-4, (200, 3))
     direction /= np.linalg.norm(direction, axis=1)[:, None]
     q = direction * (0.02 + rng.uniform(-1e-3, -2e-4, 200))[:, None]  # beneath the surface
     distance = 2e-3
@@ -136,34 +138,34 @@ def test_pair_gap_is_a_lower_bound_and_certifies_the_nearer_of_two_faces():
     lists, outside = prox.nearest_lists(q, 2 * k, bound)
     near, ok, spare = prox.nearest_from_lists(q, lists, outside, k, bound)
     assert ok.all()
-    s, n, d2, f, gap, f2, gap2 = prox.search_near(q, near)
+    s, n, d2, f, gap, fk, gapk = prox.search_near(q, near)
+    assert np.array_equal(fk[:, 0], f)  # nearest first
     for i in range(len(q)):
         faces = np.unique(prox.vertex_faces[near[i]])
         faces = faces[faces >= 0]
         _, dist = brute_closest(q[i], prox.vertices[prox.faces[faces]])
-        rest = dist[(faces != f[i]) & (faces != f2[i])]
-        assert 0.0 <= gap2[i] <= rest.min() - np.sqrt(d2[i]) + 1e-12
-    margin2 = 0.5 * np.minimum(gap2, spare) - 1e-12
-    pairs = np.flatnonzero((margin2 > 0) & (f2 >= 0) & (margin2 > 4.0 * np.maximum(0.5 * np.minimum(gap, spare), 0)))
-    assert len(pairs) > 0.2 * len(q)  # near an edge the pair certifies far more than the face alone
+        rest = dist[~np.isin(faces, fk[i])]
+        assert 0.0 <= gapk[i] <= rest.min() - np.sqrt(d2[i]) + 1e-12
+    margin_k = 0.5 * np.minimum(gapk, spare) - 1e-12
+    sets = np.flatnonzero(margin_k > 4.0 * np.maximum(0.5 * np.minimum(gap, spare), 0))
+    assert len(sets) > 0.2 * len(q)  # near an edge or corner the set certifies far more than the face alone
     switched = 0
-    for i in pairs:
+    for i in sets:
         step = rng.normal(size=(4, 3))
-        step *= 0.999 * margin2[i] / np.linalg.norm(step, axis=1)[:, None]
-        moved = q[i] + step
-        full = prox.closest(moved, distance, candidates=np.arange(4))
+        step *= 0.999 * margin_k[i] / np.linalg.norm(step, axis=1)[:, None]
         rows = np.arange(4)
         point_o = np.repeat(q[i][None], 4, axis=0)
-        held, s4, n4, d4, f4 = prox.closest_certified(moved, rows, point_o, np.full(4, f[i]), np.zeros(4),
-                                                      np.full(4, f2[i]), np.full(4, margin2[i]))
-        beyond = prox.closest_certified(q[i] + step * (1.002 / 0.999), rows, point_o, np.full(4, f[i]), np.zeros(4),
-                                        np.full(4, f2[i]), np.full(4, margin2[i]))[0]
+        certificate = (np.full(4, f[i]), np.zeros(4), np.repeat(fk[i][None], 4, axis=0), np.full(4, margin_k[i]))
+        beyond = prox.closest_certified(q[i] + step * (1.002 / 0.999), rows, point_o, *certificate)[0]
         assert not beyond.any()  # a point past its margin is searched again
-        if not held.all():  # an exact tie of the two faces: left to the search
+        moved = q[i] + step
+        held, s4, n4, d4, f4 = prox.closest_certified(moved, rows, point_o, *certificate)
+        if not held.all():  # an exact tie of two faces: left to the search
             continue
+        full = prox.closest(moved, distance, candidates=rows)
         np.testing.assert_array_equal(full.face, f4)
         np.testing.assert_array_equal(full.closest, s4)
         np.testing.assert_array_equal(full.normal, n4)
         np.testing.assert_array_equal(np.abs(full.depth), np.sqrt(d4))
         switched += int(np.any(f4 != f[i]))
-    assert switched > 0  # some moves crossed to the runner-up face
+    assert switched > 0  # some moves crossed to another face of the set
