@@ -307,22 +307,11 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
 
 
-def _face_kernel(q, face, verts, faces, vnormals, out_s, out_n, out_d2):  # pragma: no cover
-    """Closest point, interpolated unit normal and squared distance of each point q[r] on its one
-    face face[r] (a face certified closest: the same arithmetic, so the same bits, as
-    :func:`_closest_kernel` finding it)."""
-    for r in range(q.shape[0]):
-        ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(face[r], verts, faces)
-        ok, u, v, w, dd = _triangle_distance2(q[r, 0], q[r, 1], q[r, 2], ax, ay, az, abx, aby, abz, acx, acy, acz)
-        out_d2[r] = dd if ok else np.inf
-        _write_closest(r, face[r], u, v, w, verts, faces, vnormals, out_s, out_n)
-
-
 def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces, vnormals, out_held, out_s, out_n,
                  out_d2, out_f):  # pragma: no cover
     """For each row r, point v = rows[r] of P: held when it lies within margin[v] (> 0) of point_o[v],
     and then its closest point, interpolated unit normal and squared distance on face[v] (the same
-    arithmetic, so the same bits, as :func:`_face_kernel` and :func:`_closest_kernel`); else held
+    arithmetic, so the same bits, as :func:`_closest_kernel`); else held
     when it lies within margin_k[v] of it, the closest face being one of face_k[v, :] (−1: fewer):
     the nearest of those (not held on a tie, which the search would break by its order)."""
     for r in range(rows.shape[0]):
@@ -525,7 +514,7 @@ class SurfaceProximity:
         The result's ``gap``: how much farther than the closest face every other face searched is
         (a lower bound, 0 with ``facing``). A point that moves less than half of it, while its
         nearest vertices stay the same, keeps that face (distance is 1-Lipschitz):
-        :meth:`closest_on_faces` then gives the same result from that face alone.
+        :meth:`closest_certified` then gives the same result from that face alone.
         """
         points = np.asarray(points, dtype=np.float64)
         bound = self.search_bound(distance)
@@ -573,7 +562,7 @@ class SurfaceProximity:
         """Which of the points ``rows`` (k,) still lie within their certificate — within margin[v] (> 0)
         of point_o[v], where face[v] was certified closest (per point of ``points``), or within
         margin_k[v], where one of face_k[v, :] was — and, for those, the closest point on that
-        face as :meth:`closest_on_faces` gives it: (held (k,) bool, s (k, 3),
+        face, the same bits as the search: (held (k,) bool, s (k, 3),
         n (k, 3), d2 (k,), f (k,)), the rows not held left as :meth:`search_near` leaves a point
         without a face, for the caller to fill."""
         k = len(rows)
@@ -595,21 +584,6 @@ class SurfaceProximity:
         :meth:`search_near` and :meth:`closest_certified` give them): those with a face within
         ``distance``, depth signed by the side of the smooth normal."""
         return _within(points, idx, s, n, d2, f, gap, distance)
-
-    def closest_on_faces(self, points: np.ndarray, index: np.ndarray, face: np.ndarray,
-                         distance: float) -> ClosestPoints:
-        """:meth:`closest` of the points ``index`` (k,) when each one's closest face is known to be
-        ``face`` (k,) (certified by an earlier result's gap): the same results, one face per point."""
-        idx = np.asarray(index, dtype=np.int64)
-        m = len(idx)
-        s = np.zeros((m, 3))
-        n = np.zeros((m, 3))
-        d2 = np.full(m, np.inf)
-        f = np.ascontiguousarray(face, dtype=np.int64)
-        if m:
-            _kernel(_face_kernel, None)(np.ascontiguousarray(np.asarray(points, np.float64)[idx]), f,
-                                        self.vertices, self.faces, self.vertex_normals, s, n, d2)
-        return _within(points, idx, s, n, d2, f, np.zeros(m), distance)
 
 
 def _within_kernel(points, idx, s, n, d2, f, gap, distance, out_idx, out_s, out_n, out_depth, out_f,

@@ -637,12 +637,13 @@ class ContactPair:
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
             spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
         found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos)
+        s_k, n_k, d2_k, f_k, gap_k, _, _ = found
         if certs is None:
-            return prox.found(P_o, idx, *found[:5], self.search_distance)
+            return prox.found(P_o, idx, s_k, n_k, d2_k, f_k, gap_k, self.search_distance)
         certs.record(P_o, idx, found, spare, self.search_distance)
+        s_o[search], n_o[search], d2[search], f[search] = s_k, n_k, d2_k, f_k
         gap = np.zeros(len(rows))
-        for whole, part in zip((s_o, n_o, d2, f, gap), found):
-            whole[search] = part
+        gap[search] = gap_k
         return prox.found(P_o, rows, s_o, n_o, d2, f, gap, self.search_distance)
 
     def _all_springs(self, kin: BodyKinematics, band: float = 0.0) -> list[_Springs]:

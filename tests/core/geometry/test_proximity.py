@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+from jointmodeller.core.geometry.collision_proximity import CERTIFIED_FACES, SurfaceProximity
 from tests.core.mechanics.contact.helpers import plane_mesh, read_mesh
 
 
@@ -73,7 +73,7 @@ def test_signed_depth_and_normal_on_a_plane():
 def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
     """``closest``'s gap never exceeds the true distance from the closest face to the next face
     searched (brute force over the same faces, an independent method); a point moved less than half
-    of min(gap, nearest-vertex spare) keeps its face, and ``closest_on_faces`` then gives the full
+    of min(gap, nearest-vertex spare) keeps its face, and ``closest_certified`` then gives the full
     search's result to the bit."""
     import trimesh
 
@@ -107,11 +107,14 @@ def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
         step *= 0.999 * margin[r] / np.linalg.norm(step, axis=1)[:, None]
         moved = q[i] + step
         full = prox.closest(moved, distance, candidates=np.arange(4))
-        one = prox.closest_on_faces(moved, np.arange(4), np.full(4, cp.face[r]), distance)
-        np.testing.assert_array_equal(full.face, one.face)
-        np.testing.assert_array_equal(full.closest, one.closest)
-        np.testing.assert_array_equal(full.normal, one.normal)
-        np.testing.assert_array_equal(full.depth, one.depth)
+        held, s4, n4, d4, f4 = prox.closest_certified(moved, np.arange(4), np.repeat(q[i][None], 4, axis=0),
+                                                      np.full(4, cp.face[r]), np.full(4, margin[r]),
+                                                      np.full((4, CERTIFIED_FACES), -1), np.zeros(4))
+        assert held.all()
+        np.testing.assert_array_equal(full.face, f4)
+        np.testing.assert_array_equal(full.closest, s4)
+        np.testing.assert_array_equal(full.normal, n4)
+        np.testing.assert_array_equal(np.abs(full.depth), np.sqrt(d4))
 
 
 def test_face_set_gap_is_a_lower_bound_and_certifies_the_nearest_of_the_set():
