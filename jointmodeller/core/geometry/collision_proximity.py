@@ -228,7 +228,6 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         bu = 0.0
         bv = 0.0
         bw = 0.0
-        other2 = np.inf  # least squared distance of a tested face that is not (or no longer) the best
         other = np.inf  # least sphere bound of a skipped face
         for a in range(near.shape[1]):
             vi = near[r, a]
@@ -282,16 +281,12 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                 elif dd < beyond:
                     beyond = dd
                 if dd < best:
-                    if bf >= 0 and best < other2:
-                        other2 = best
                     best = dd
                     sb = math.sqrt(dd)
                     bf = f
                     bu = u
                     bv = v
                     bw = w
-                elif f != bf and dd < other2:
-                    other2 = dd
         out_d2[r] = best
         out_f[r] = bf
         out_gap[r] = 0.0
@@ -301,7 +296,8 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         if bf < 0:
             continue
         if not use_facing:
-            out_gap[r] = max(min(other, math.sqrt(other2)) - sb, 0.0)
+            second = kd[1] if K > 1 else beyond  # the least of the faces tested but the closest
+            out_gap[r] = max(min(other, math.sqrt(second)) - sb, 0.0)
             if K > 1 and kf[1] >= 0:
                 out_gapk[r] = max(min(other, math.sqrt(beyond)) - sb, 0.0)
         _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)

@@ -70,6 +70,17 @@ def test_signed_depth_and_normal_on_a_plane():
     assert np.array_equal(plain.closest, res.closest) and np.array_equal(plain.depth, res.depth)
 
 
+def _nearest_with_spare(prox, q, distance):
+    """The nearest vertices of points q as the search takes them, with each point's spare (from the
+    2k-nearest lists, as the contact's certificates take it)."""
+    k = prox.nearest_count(False)
+    bound = prox.search_bound(distance)
+    lists, outside = prox.nearest_lists(q, 2 * k, bound)
+    near, ok, spare = prox.nearest_from_lists(q, lists, outside, k, bound)
+    assert ok.all()
+    return near, spare
+
+
 def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
     """``closest``'s gap never exceeds the true distance from the closest face to the next face
     searched (brute force over the same faces, an independent method); a point moved less than half
@@ -84,11 +95,7 @@ def test_closest_face_gap_is_a_lower_bound_and_certifies_small_moves():
     direction /= np.linalg.norm(direction, axis=1)[:, None]
     q = direction * (0.02 + rng.uniform(-1e-3, 1e-3, 300))[:, None]
     distance = 2e-3
-    k = prox.nearest_count(False)
-    bound = prox.search_bound(distance)
-    lists, outside = prox.nearest_lists(q, 2 * k, bound)
-    near, ok, spare = prox.nearest_from_lists(q, lists, outside, k, bound)
-    assert ok.all()
+    near, spare = _nearest_with_spare(prox, q, distance)
     cp = prox.closest(q, distance, candidates=np.arange(len(q)), near=near)
     assert len(cp.index) == len(q)
     for r, i in enumerate(cp.index):
@@ -136,11 +143,7 @@ def test_face_set_gap_is_a_lower_bound_and_certifies_the_nearest_of_the_set():
     direction /= np.linalg.norm(direction, axis=1)[:, None]
     q = direction * (0.02 + rng.uniform(-1e-3, -2e-4, 200))[:, None]  # beneath the surface
     distance = 2e-3
-    k = prox.nearest_count(False)
-    bound = prox.search_bound(distance)
-    lists, outside = prox.nearest_lists(q, 2 * k, bound)
-    near, ok, spare = prox.nearest_from_lists(q, lists, outside, k, bound)
-    assert ok.all()
+    near, spare = _nearest_with_spare(prox, q, distance)
     s, n, d2, f, gap, fk, gapk = prox.search_near(q, near)
     assert np.array_equal(fk[:, 0], f)  # nearest first
     for i in range(len(q)):
