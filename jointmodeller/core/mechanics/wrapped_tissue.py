@@ -20,7 +20,7 @@ from jointmodeller.core.data import work_of
 from jointmodeller.core.geometry.wrapping.mjm_path import mjm_path
 from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.geometry.wrapping.path import WrapPath
-from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver
+from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver, lines_still_clear
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
 from jointmodeller.core.mechanics.tissues import TissueGeometry, TissueSet, WrappedPath, axial_tension
 
@@ -146,6 +146,9 @@ class _ProviderWork:
     as the paths depend on the pose alone."""
 
     paths: dict[int, WrapPath] = field(default_factory=dict)
+    #: rows whose latest path is a certified free line, kept as its ends a_G, b_G (3,) until a reader
+    #: asks for the path (``WrappingPathProvider.last`` builds it): most evaluations need only the ends
+    lines: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     p_G: np.ndarray | None = None
     R_GB: np.ndarray | None = None
     solved: set[int] = field(default_factory=set)  # the rows whose latest path was solved at that pose
@@ -179,6 +182,7 @@ class WrappingPathProvider:
     ) -> None:
         self.tissues = tissues
         rows = np.flatnonzero(tissues.wrapped) if rows is None else np.asarray(rows, np.int64)
+        self.obstacles = list(obstacles)
         self.paths = {
             int(i): TissuePath(tissues.body_a[i], tissues.r_a_B[i], tissues.body_b[i], tissues.r_b_B[i],
                                obstacles, method, options)
@@ -188,7 +192,42 @@ class WrappingPathProvider:
     @property
     def last(self) -> dict[int, WrapPath]:
         """Each row's latest path (in the active core.data.SystemData)."""
-        return work_of(self, _ProviderWork).paths
+        work = work_of(self, _ProviderWork)
+        for i, (a_G, b_G) in work.lines.items():
+            tp = self.paths[i]
+            assert tp.solver is not None  # only the taut solver certifies free lines
+            work.paths[i] = tp.solver.free_line_path(a_G, b_G, tp.body_a, tp.body_b)
+        work.lines.clear()
+        return work.paths
+
+    def _certified_lines(self, kin: BodyKinematics, pose: Pose, index: np.ndarray,
+                         work: _ProviderWork) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """{position j in index: the ends (a_G, b_G) (3,)} of the rows whose path at ``pose`` is the
+        straight line their taut solver's free-line certificate vouches for (what the solve would
+        return), checked all at once; rows already solved at this pose keep their line."""
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        fresh: list[int] = []
+        for j, i in enumerate(index):
+            i = int(i)
+            if i in work.solved:
+                if i in work.lines:
+                    out[j] = work.lines[i]
+                continue
+            solver = self.paths[i].solver
+            if solver is not None and solver.has_free_line():
+                fresh.append(j)
+        if not fresh:
+            return out
+        rows = index[fresh]
+        ts = self.tissues
+        a_G = kin.points_G(ts.body_a[rows], ts.r_a_B[rows])
+        b_G = a_G + (kin.points_G(ts.body_b[rows], ts.r_b_B[rows]) - a_G)  # the line's last vertex as solve makes it
+        warms = [self.paths[int(i)].solver.warm for i in rows]  # type: ignore[union-attr]
+        clear = lines_still_clear(self.obstacles, warms, np.stack([a_G, b_G], axis=1), pose)
+        clear &= np.any(a_G != b_G, axis=1)  # coincident ends: the solve's own case
+        for n in np.flatnonzero(clear):
+            out[fresh[n]] = (a_G[n], b_G[n])
+        return out
 
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
         """Geometry of the tissues ``index`` (k,): ends, directions, length, rate, and extra pushes."""
@@ -202,12 +241,22 @@ class WrappingPathProvider:
         db = np.zeros((k, 3))
         eb, et, ep, ed = [], [], [], []
         work = work_of(self, _ProviderWork)
-        latest = work.paths
+        latest, lines = work.paths, work.lines
         solved = work.at_pose(pose)
-        for j, i in enumerate(np.asarray(index, int)):  # loop over tissues (each solves a path)
-            path = latest[int(i)] if int(i) in solved else self.paths[int(i)](pose)
-            latest[int(i)] = path
-            solved.add(int(i))
+        index = np.asarray(index, np.int64)
+        free = self._certified_lines(kin, pose, index, work)
+        for j, i in enumerate(index):  # loop over tissues (each solves a path)
+            i = int(i)
+            line = free.get(j)
+            if line is not None:  # a free straight line: its ends carry the loads, nothing to solve
+                lines[i] = line
+                solved.add(i)
+                pa[j], pb[j] = line
+                continue
+            path = latest[i] if i in solved else self.paths[i](pose)
+            latest[i] = path
+            lines.pop(i, None)
+            solved.add(i)
             length[j] = path.length
             rate[j] = path_length_rate(path, kin)
             body = path.load_body
@@ -226,6 +275,9 @@ class WrappingPathProvider:
             et.append(np.full(len(rest), j, np.int64))
             ep.append(path.load_point_G[rest])
             ed.append(path.load_dir_G[rest])
+        if free:
+            _free_line_geometry(kin, np.fromiter(free, np.int64, len(free)),
+                                self.tissues.body_a[index], self.tissues.body_b[index], pa, pb, da, db, length, rate)
         geom = TissueGeometry(length, rate, pa, pb, da, db)
 
         def cat(xs, shape):
@@ -239,3 +291,21 @@ class WrappingPathProvider:
             extra_point_G=cat(ep, (0, 3)).reshape(-1, 3),
             extra_dir_G=cat(ed, (0, 3)).reshape(-1, 3),
         )
+
+
+def _free_line_geometry(kin: BodyKinematics, rows: np.ndarray, body_a: np.ndarray, body_b: np.ndarray,
+                        pa: np.ndarray, pb: np.ndarray, da: np.ndarray, db: np.ndarray, length: np.ndarray,
+                        rate: np.ndarray) -> None:
+    """Fill the rows (k,) of straight free paths from their ends pa, pb (m, 3) in G: length [m], unit
+    pull directions at the ends and the length's rate [m/s], the values ``straight_path`` and
+    :func:`path_length_rate` give, for all of them at once."""
+    chord = pb[rows] - pa[rows]
+    size = np.sqrt(np.einsum("ki,ki->k", chord, chord))
+    unit = np.divide(chord, size[:, None], out=np.zeros_like(chord), where=size[:, None] > 0.0)
+    length[rows] = size
+    da[rows], db[rows] = unit, -unit
+    load_body = np.stack([body_a[rows], body_b[rows]], axis=1).reshape(-1)
+    load_point = np.stack([pa[rows], pb[rows]], axis=1).reshape(-1, 3)
+    r_B = np.einsum("mji,mj->mi", kin.R_GB[load_body], load_point - kin.p_G[load_body])
+    v = kin.point_velocities_G(load_body, r_B).reshape(-1, 2, 3)
+    rate[rows] = -(np.einsum("ki,ki->k", unit, v[:, 0]) - np.einsum("ki,ki->k", unit, v[:, 1]))

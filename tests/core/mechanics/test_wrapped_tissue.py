@@ -199,3 +199,59 @@ def test_mjm_method_is_selectable_and_balanced(ball):
     assert np.allclose(force.sum(0), 0, atol=1e-9)
     with pytest.raises(ValueError):
         TissuePath(0, np.zeros(3), 1, np.zeros(3), [ball], method="nonsense")
+
+
+def test_certified_free_lines_skip_the_solve_and_give_the_solved_geometry(ball):
+    """A tissue swung from clear of the ball onto it and back, in steps that shrink at the turns: the
+    provider's free-line lane (paths its solver's certificate vouches for are filled from the ends, not
+    solved) gives, at every step, the geometry and the path a provider that solves every time gives, to
+    rounding; it skips most solves of the free stretches and none of the wrapped ones."""
+    from jointmodeller.core.data import using
+    from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver
+
+    ts = make_tissue_set([0], [2], np.array([[0.01, 0.0, 0.0]]), np.array([[-0.01, 0.0, 0.002]]), COEFFS[None],
+                         tension_only=[True], rest_length=[0.10], wrapped=[True])
+    lane = WrappingPathProvider(ts, [ball], options=TautOptions(free_shortcut=True))
+    solving = WrappingPathProvider(ts, [ball], options=TautOptions(free_shortcut=True))
+    solving._certified_lines = lambda *args: {}  # the reference: every path solved
+    solves = []
+    solve = TautPathSolver.solve
+
+    def counting(self, *args, **kwargs):
+        if self is lane.paths[0].solver:
+            solves.append(1)
+        return solve(self, *args, **kwargs)
+
+    p0, R = three_bodies()
+    rng = np.random.default_rng(11)
+    v, w = rng.normal(0.0, 0.05, (3, 3)), rng.normal(0.0, 0.5, (3, 3))
+    wrapped_steps = free_steps = free_solves = 0
+    TautPathSolver.solve = counting
+    try:
+        with using():
+            for s in 0.5 - 0.5 * np.cos(np.linspace(0.0, 2 * np.pi, 241)):  # there and back, slow at the turns
+                p = p0 + np.array([[0.0, -0.03, 0.0], [0.0, 0.0, 0.0], [0.0, -0.03 + 0.05 * s, 0.0]])
+                kin = kinematics(p, R, v, w)
+                before = len(solves)
+                got = lane.wrapped_paths(0.0, kin, np.array([0]))
+                ref = solving.wrapped_paths(0.0, kin, np.array([0]))
+                g, r = got.geometry, ref.geometry
+                assert g.length[0] == pytest.approx(r.length[0], rel=1e-12)
+                assert g.length_rate[0] == pytest.approx(r.length_rate[0], rel=1e-9, abs=1e-15)
+                for name in ("point_a_G", "point_b_G", "dir_a_G", "dir_b_G"):
+                    np.testing.assert_allclose(getattr(g, name), getattr(r, name), rtol=0, atol=1e-12, err_msg=name)
+                assert np.array_equal(got.extra_body, ref.extra_body)
+                np.testing.assert_allclose(got.extra_point_G, ref.extra_point_G, rtol=0, atol=1e-12)
+                path, ref_path = lane.last[0], solving.last[0]
+                np.testing.assert_allclose(path.points_G, ref_path.points_G, rtol=0, atol=1e-12)
+                assert np.array_equal(path.body, ref_path.body) and path.length == pytest.approx(ref_path.length, rel=1e-12)
+                if (ref_path.body == 1).any():
+                    wrapped_steps += 1
+                    assert len(solves) == before + 1  # a wrapped path is always solved
+                else:
+                    free_steps += 1
+                    free_solves += len(solves) - before
+    finally:
+        TautPathSolver.solve = solve
+    assert wrapped_steps > 20 and free_steps > 20  # both kinds of path were met
+    assert free_solves < 0.5 * free_steps  # the lane took most free steps

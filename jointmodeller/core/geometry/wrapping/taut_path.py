@@ -257,6 +257,25 @@ class TautWarmStart:
     free_reach: list[tuple[float, float]] | None = None
 
 
+def lines_still_clear(obstacles: list[MeshObstacle], warms: list[TautWarmStart], ends_G: np.ndarray,
+                      pose: Pose) -> np.ndarray:
+    """Whether each line between ends_G (k, 2, 3) is certified outside every one of ``obstacles`` by the
+    free-line certificate of its warm start (each holding ``free_ends_B`` and ``free_reach`` over these
+    obstacles): its ends moved, in each obstacle's frame, by |Δa|, |Δb| with |Δa|/A + |Δb|/B < 1
+    (``TautPathSolver._still_free``). (k,) bool, all lines at once."""
+    k = len(warms)
+    ends_B0 = np.array([w.free_ends_B for w in warms], float).reshape(k, len(obstacles), 2, 3)
+    reach = np.array([w.free_reach for w in warms], float).reshape(k, len(obstacles), 2)
+    ok = np.ones(k, dtype=bool)
+    for j, ob in enumerate(obstacles):
+        step = pose.to_body(ob.body, ends_G.reshape(-1, 3)).reshape(k, 2, 3) - ends_B0[:, j]
+        move = np.sqrt(np.einsum("kei,kei->ke", step, step)) + FREE_LINE_SLACK_M
+        with np.errstate(divide="ignore", invalid="ignore"):
+            use = np.where(reach[:, j] > 0.0, move / reach[:, j], np.inf)  # a vertex touching the bone: none
+        ok &= use.sum(axis=1) < 1.0
+    return ok
+
+
 class TautPathSolver:
     """Shortest path of one tissue over a set of obstacles, warm-started from its last solution
     (kept in the active core.data.SystemData, not in the solver).
@@ -423,16 +442,26 @@ class TautPathSolver:
     def _line_still_clear(self, ends_G: np.ndarray, pose: Pose) -> bool:
         """Whether the line between ends_G (2, 3) is certified outside every obstacle by the last
         free line's clearance (its ends moved less than it in each obstacle's frame)."""
+        return bool(lines_still_clear(self.obstacles, [self.warm], ends_G[None], pose)[0])
+
+    def has_free_line(self) -> bool:
+        """Whether the last solve left a free line with its whole-line certificate, so that
+        ``solve(..., warm=True)`` returns the straight line for ends within its reach
+        (:func:`lines_still_clear`) without solving."""
         ws = self.warm
-        assert ws.free_ends_B is not None and ws.free_reach is not None
-        for ob, ends_B, (reach_a, reach_b) in zip(self.obstacles, ws.free_ends_B, ws.free_reach):
-            step = pose.to_body(ob.body, ends_G) - ends_B
-            move_a, move_b = np.sqrt(np.einsum("ij,ij->i", step, step)) + FREE_LINE_SLACK_M
-            use_a = move_a / reach_a if reach_a > 0.0 else np.inf  # a vertex touching the bone: none
-            use_b = move_b / reach_b if reach_b > 0.0 else np.inf
-            if not use_a + use_b < 1.0:
-                return False
-        return True
+        return bool(
+            self.options.free_shortcut and ws.free_reach is not None and ws.free_ends_B is not None
+            and ws.contact_ob is not None and len(ws.contact_ob) == self.options.n_segments - 1
+            and not (ws.contact_ob >= 0).any()
+        )
+
+    def free_line_path(self, a_G: np.ndarray, b_G: np.ndarray, body_a: int, body_b: int) -> WrapPath:
+        """The free path ``solve`` returns for the straight line a_G–b_G (what :meth:`has_free_line` and
+        :func:`lines_still_clear` certify), built without touching the warm start."""
+        x = a_G + _line_fractions(self.options.n_segments) * (b_G - a_G)
+        return straight_path(x, body_a, body_b, "taut", iterations=1, converged=True,
+                             info={"cold": False, "n_contacts": 0, "facets": bool(self.options.facet_polish
+                                                                                  and self.warm.facets_work)})
 
     def _free_line(self, x: np.ndarray, body_a: int, body_b: int) -> WrapPath:
         """The straight line x as a free path, and the warm start of one."""
