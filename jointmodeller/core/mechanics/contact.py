@@ -50,6 +50,8 @@ from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
     accumulate_spring_forces,
+    bed_points,
+    exact_springs,
     field_springs,
     kinematics_arrays,
     spring_forces,
@@ -463,23 +465,19 @@ class ContactPair:
         if self.geometry == "field":
             return self._springs_field(kin, bed_body, other, bed, surf, scale, band)
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
-        P_o = bed.vertices_B @ R_ob.T + p_ob
+        # the bed vertices in the other body's frame: only the candidates' rows are read (and written)
+        P_o = np.empty_like(bed.vertices_B)
         facing = bed.surface.normals_B @ R_ob.T if surf.needs_facing else None
         cand = self._candidates(bed_body, other, bed, surf, R_ob, p_ob, P_o)
+        bed_points(bed.vertices_B, cand, R_ob, p_ob, P_o)
         cp = self._closest_near_reference(bed_body, other, bed, surf, R_ob, p_ob, P_o, cand, facing, band)
-        inside = cp.depth > -band if band > 0 else cp.depth > 0.0
-        idx = cp.index[inside]
-        R_Go = kin.R_GB[other]
-        s_o = cp.closest[inside]
-        offset_G = (s_o - P_o[idx]) @ R_Go.T
-        smooth_n_G = cp.normal[inside] @ R_Go.T
-        mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
         # depth along the smooth normal (as Smith2018 measures it, along the surface normal): the
         # force k·depth·n falls to zero where a vertex leaves contact, also across an edge where
         # its closest point turns away from the normal (k·distance along the offset would jump)
-        depth = np.maximum((offset_G * smooth_n_G).sum(axis=1), 0.0)
-        return self._law(bed_body, idx, mid_G, smooth_n_G, depth, offset_G, bed.area[idx], cp.face[inside],
-                         scale, band)
+        idx, mid_G, smooth_n_G, offset_G, depth, face = exact_springs(
+            P_o, cp.index, cp.closest, cp.normal, cp.depth, cp.face, band if band > 0 else 0.0,
+            kin.R_GB[other], kin.p_G[other])
+        return self._law(bed_body, idx, mid_G, smooth_n_G, depth, offset_G, bed.area[idx], face, scale, band)
 
     def _law(self, bed_body: int, idx: np.ndarray, mid_G: np.ndarray, normal_G: np.ndarray, depth: np.ndarray,
              offset_G: np.ndarray, area: np.ndarray, face: np.ndarray, scale: float, band: float) -> _Springs:
@@ -538,7 +536,9 @@ class ContactPair:
                     R_ob: np.ndarray, p_ob: np.ndarray, P_o: np.ndarray) -> np.ndarray:
         """Bed vertices worth testing, reused while no bed vertex has moved (relative to the other
         body) by more than the slack they were computed with — successive evaluations of Newton
-        iterations and integrator steps skip the prefilter; the results are unchanged."""
+        iterations and integrator steps skip the prefilter; the results are unchanged. P_o (n, 3):
+        where the bed vertices go in the other body's frame, all of its rows written when the
+        prefilter runs."""
         key = (bed_body, other)
         slack = CANDIDATE_SLACK_FRACTION * self.penetration_limit
         work = self._work
@@ -548,6 +548,7 @@ class ContactPair:
             moved = bed.max_displacement(R_ob, p_ob, R0, p0)
             if moved <= slack:
                 return cand
+        bed_points(bed.vertices_B, np.arange(len(P_o)), R_ob, p_ob, P_o)
         cand = surf.proximity.candidates(P_o, self.search_distance, beneath_only=True, slack=slack)
         work.candidates[key] = (R_ob.copy(), p_ob.copy(), cand)
         return cand

@@ -6,6 +6,9 @@
   the band, gradient not zero), the normal, the facing weight (``smoothstep`` between
   ``FIELD_FACING_ZERO`` and ``FIELD_FACING_FULL``) and the spring's point, normal, offset and depth
   in G, written compacted (kept vertices only).
+- :func:`bed_points`, :func:`exact_springs`: the exact geometry's bed vertices in the other body's
+  frame (only the rows an evaluation needs) and its contact points from the closest-point search's
+  found rows, in G, written compacted (the rows beneath the surface only).
 - :func:`spring_forces`: each spring's force on its bed body (normal force with Hunt–Crossley
   dissipation from the relative point velocity along the normal, plus the MJM lateral spring), as
   ``ContactPair.evaluate`` reports them.
@@ -99,6 +102,100 @@ def field_springs(sdf: SignedDistanceField, vertices_B: np.ndarray, normals_B: n
                              sdf.node_dims - 1, sdf.block_index, sdf.values, sdf.band, float(band),
                              float(facing_zero), float(facing_full), idx, mid_G, normal_G, offset_G, depth)
     return idx[:m], mid_G[:m], normal_G[:m], offset_G[:m], depth[:m]
+
+
+@njit(error_model="numpy")
+def bed_points_kernel(vertices_B, rows, R_ob, p_ob, out):  # pragma: no cover - numba
+    """out[v] = R_ob vertices_B[v] + p_ob for v in rows: bed vertices in the other body's frame."""
+    for r in range(rows.shape[0]):
+        v = rows[r]
+        x = vertices_B[v, 0]
+        y = vertices_B[v, 1]
+        z = vertices_B[v, 2]
+        for k in range(3):
+            out[v, k] = (x * R_ob[k, 0] + y * R_ob[k, 1] + z * R_ob[k, 2]) + p_ob[k]
+
+
+def bed_points(vertices_B: np.ndarray, rows: np.ndarray, R_ob: np.ndarray, p_ob: np.ndarray,
+               out: np.ndarray) -> None:
+    """Write the bed vertices ``rows`` (k,) of vertices_B (n, 3), carried into the other body's frame
+    by R_ob, p_ob, into those rows of out (n, 3); the other rows are left as they are (an evaluation
+    needs only its candidates')."""
+    if not NUMBA_ENABLED:
+        out[rows] = vertices_B[rows] @ R_ob.T + p_ob
+        return
+    bed_points_kernel(vertices_B, np.asarray(rows, np.int64), _f64(R_ob), _f64(p_ob), out)
+
+
+@njit(error_model="numpy")
+def exact_springs_kernel(points_o, index, closest_o, normal_o, depth_in, face_in, above, R_Go, p_Go,
+                         idx_out, mid_G, normal_G, offset_G, depth, face_out):  # pragma: no cover - numba
+    """The springs of the found rows deeper than ``-above`` (above = 0: strictly beneath); returns their
+    count m, rows [:m] of the outputs filled (see :func:`exact_springs`)."""
+    m = 0
+    for r in range(index.shape[0]):
+        if not depth_in[r] > -above:
+            continue
+        v = index[r]
+        sx = closest_o[r, 0]
+        sy = closest_o[r, 1]
+        sz = closest_o[r, 2]
+        px = points_o[v, 0]
+        py = points_o[v, 1]
+        pz = points_o[v, 2]
+        ox = sx - px
+        oy = sy - py
+        oz = sz - pz
+        qx = 0.5 * (sx + px)
+        qy = 0.5 * (sy + py)
+        qz = 0.5 * (sz + pz)
+        nx = normal_o[r, 0]
+        ny = normal_o[r, 1]
+        nz = normal_o[r, 2]
+        along = 0.0
+        for k in range(3):
+            o = ox * R_Go[k, 0] + oy * R_Go[k, 1] + oz * R_Go[k, 2]
+            n = nx * R_Go[k, 0] + ny * R_Go[k, 1] + nz * R_Go[k, 2]
+            offset_G[m, k] = o
+            normal_G[m, k] = n
+            mid_G[m, k] = p_Go[k] + (qx * R_Go[k, 0] + qy * R_Go[k, 1] + qz * R_Go[k, 2])
+            along += o * n
+        depth[m] = max(along, 0.0)
+        idx_out[m] = v
+        face_out[m] = face_in[r]
+        m += 1
+    return m
+
+
+def exact_springs(points_o: np.ndarray, index: np.ndarray, closest_o: np.ndarray, normal_o: np.ndarray,
+                  depth_in: np.ndarray, face_in: np.ndarray, above: float, R_Go: np.ndarray, p_Go: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(bed vertex (m,), midpoint_G (m, 3), unit normal_G (m, 3), offset_G (m, 3), depth (m,), face (m,))
+    of the exact geometry's springs: the found bed vertices ``index`` (k,) at points_o[index] (the
+    other body's frame) with their closest surface points closest_o (k, 3), smooth normals normal_o
+    and signed depths depth_in, kept where deeper than −above; the offset to the surface, the normal
+    and the midpoint carried into G by R_Go, p_Go, and the depth measured along the smooth normal,
+    floored at 0 (as Smith2018 measures it: the force falls to zero where a vertex leaves contact, also
+    across an edge where its closest point turns away from the normal)."""
+    if not NUMBA_ENABLED:
+        inside = depth_in > -above
+        idx = index[inside]
+        s_o = closest_o[inside]
+        offset_G = (s_o - points_o[idx]) @ R_Go.T
+        normal_G = normal_o[inside] @ R_Go.T
+        mid_G = p_Go + (0.5 * (s_o + points_o[idx])) @ R_Go.T
+        return idx, mid_G, normal_G, offset_G, np.maximum((offset_G * normal_G).sum(axis=1), 0.0), face_in[inside]
+    k = len(index)
+    idx = np.empty(k, np.int64)
+    mid_G = np.empty((k, 3))
+    normal_G = np.empty((k, 3))
+    offset_G = np.empty((k, 3))
+    depth = np.empty(k)
+    face = np.empty(k, np.int64)
+    m = exact_springs_kernel(points_o, np.asarray(index, np.int64), _f64(closest_o), _f64(normal_o), _f64(depth_in),
+                             np.asarray(face_in, np.int64), float(above), _f64(R_Go), _f64(p_Go), idx, mid_G,
+                             normal_G, offset_G, depth, face)
+    return idx[:m], mid_G[:m], normal_G[:m], offset_G[:m], depth[:m], face[:m]
 
 
 @njit(error_model="numpy")

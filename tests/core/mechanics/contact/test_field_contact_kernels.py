@@ -189,3 +189,53 @@ def test_sphere_on_plane_both_beds_sums_and_friction(method):
         np.testing.assert_allclose(F, ref_F, rtol=0, atol=RTOL * total)
         np.testing.assert_allclose(T, ref_T, rtol=0, atol=RTOL * total * 0.1)
         np.testing.assert_allclose(F[0], res.total_force_G, rtol=0, atol=RTOL * total)
+
+
+@pytest.fixture(scope="module")
+def demo_exact_pair():
+    """The demo elbow's cartilage pair on the exact meshes (the dynamics' geometry) and its
+    kinematics at the start."""
+    from jointmodeller.app.build import build_mechanical_system
+    from jointmodeller.app.demo import build_demo_project
+
+    built = build_mechanical_system(build_demo_project(), wrapping=False)
+    pair = next(e for e in built.system.extra_elements if isinstance(e, ContactPair))
+    assert pair.geometry == "exact"
+    return pair, built.system.kinematics(built.state.y)
+
+
+@pytest.mark.parametrize("band", [0.0, 1e-4])
+def test_exact_springs_equal_the_numpy_formulas_on_a_fresh_search(demo_exact_pair, band):
+    """The exact geometry's springs (bed points only where needed, the compacted spring rows:
+    contact_field_kernels.bed_points, exact_springs), evaluated in a sequence of poses that reuses
+    candidates, references and certificates, against the numpy formulas on a fresh closest-point
+    search of every bed vertex at each pose: the same bed vertices, points, normals, offsets and depths
+    to rounding (and faces, but where a closest point lies on an edge shared by two)."""
+    pair, kin0 = demo_exact_pair
+    for k, shift in enumerate(SHIFTS):
+        for step in range(3):  # micrometre steps: the second and third reuse the first's work
+            kin = _moving_kinematics(kin0, np.asarray(shift, float) * (1.0 + 0.01 * step), k)
+            springs = pair._springs_at(kin, band)
+            assert springs
+            for sp in springs:
+                other = pair.b if sp.bed_body == pair.a else pair.a
+                bed, surf = (pair.surface_a, pair.surface_b) if sp.bed_body == pair.a else (pair.surface_b, pair.surface_a)
+                R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, sp.bed_body, other)
+                P_o = bed.vertices_B @ R_ob.T + p_ob
+                cp = surf.proximity.closest(P_o, pair.search_distance, beneath_only=True)
+                inside = cp.depth > -band if band > 0 else cp.depth > 0.0
+                idx, s_o = cp.index[inside], cp.closest[inside]
+                R_Go = kin.R_GB[other]
+                offset_G = (s_o - P_o[idx]) @ R_Go.T
+                normal_G = cp.normal[inside] @ R_Go.T
+                mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
+                assert len(idx) > 100
+                np.testing.assert_array_equal(sp.bed_vertex, idx)
+                # a closest point on an edge or corner is on two or more faces: rounding picks one of them
+                assert np.mean(sp.face != cp.face[inside]) < 0.01
+                scale = float(np.abs(kin.p_G).max())
+                np.testing.assert_allclose(sp.point_G, mid_G, rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.normal_G, normal_G, rtol=0, atol=1e-12)
+                np.testing.assert_allclose(sp.offset_G, offset_G, rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.depth, np.maximum((offset_G * normal_G).sum(axis=1), 0.0),
+                                           rtol=0, atol=1e-14 * scale)
