@@ -20,7 +20,14 @@ from jointmodeller.app.build import (
 )
 from jointmodeller.app.run_poses import poses_of_states, rotations_GB
 from jointmodeller.core.mechanics.system import MechanicalSystem
-from jointmodeller.core.multibody.integrate import METHODS, PROJECTED_METHOD, Trajectory, report_times, simulate
+from jointmodeller.core.multibody.integrate import (
+    METHODS,
+    PROJECTED_METHOD,
+    STIFF_CONTACT_METHOD,
+    Trajectory,
+    report_times,
+    simulate,
+)
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.results import BodyPoses, RunRecord
 from jointmodeller.model.specs import Project
@@ -102,16 +109,16 @@ AUTO_METHOD = "auto"
 def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
     """The integrator for ``method`` (core.multibody.integrate.METHODS): itself when named; for
     "auto", DOPRI5 with coordinate projection on a project with joints, constraints or coordinate
-    rows (the tree), else BDF when the project has contact pairs (cartilage springs are stiff: an
-    explicit method's step is bounded by their fastest mode, 3–4× more wall time per simulated
-    second on the demo) and DOP853 otherwise (high order, cheap steps for smooth tissue-only
+    rows (the tree), else Radau (``STIFF_CONTACT_METHOD``: L-stable) when the project has contact
+    pairs (cartilage springs are stiff: an explicit method's step is bounded by their fastest mode,
+    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap steps for smooth tissue-only
     models). A project with constraints takes DOPRI5 only (nothing else projects onto them)."""
     from jointmodeller.app.mobilized import needs_tree
 
     if method == AUTO_METHOD:
         if needs_tree(project):
             return PROJECTED_METHOD
-        return "BDF" if project.contacts else "DOP853"
+        return STIFF_CONTACT_METHOD if project.contacts else "DOP853"
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose auto or one of {', '.join(METHODS)}")
     if project.constraints and method != PROJECTED_METHOD:
