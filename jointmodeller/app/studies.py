@@ -111,8 +111,9 @@ def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
     "auto", DOPRI5 with coordinate projection on a project with joints, constraints or coordinate
     rows (the tree), else Radau (``STIFF_CONTACT_METHOD``: L-stable) when the project has contact
     pairs (cartilage springs are stiff: an explicit method's step is bounded by their fastest mode,
-    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap steps for smooth tissue-only
-    models). A project with constraints takes DOPRI5 only (nothing else projects onto them)."""
+    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap
+    steps for smooth tissue-only models). A project with constraints takes DOPRI5 only (nothing
+    else projects onto them)."""
     from jointmodeller.app.mobilized import needs_tree
 
     if method == AUTO_METHOD:

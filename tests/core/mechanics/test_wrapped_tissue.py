@@ -244,7 +244,8 @@ def test_certified_free_lines_skip_the_solve_and_give_the_solved_geometry(ball):
                 np.testing.assert_allclose(got.extra_point_G, ref.extra_point_G, rtol=0, atol=1e-12)
                 path, ref_path = lane.last[0], solving.last[0]
                 np.testing.assert_allclose(path.points_G, ref_path.points_G, rtol=0, atol=1e-12)
-                assert np.array_equal(path.body, ref_path.body) and path.length == pytest.approx(ref_path.length, rel=1e-12)
+                assert np.array_equal(path.body, ref_path.body)
+                assert path.length == pytest.approx(ref_path.length, rel=1e-12)
                 if (ref_path.body == 1).any():
                     wrapped_steps += 1
                     assert len(solves) == before + 1  # a wrapped path is always solved

@@ -219,7 +219,8 @@ def test_exact_springs_equal_the_numpy_formulas_on_a_fresh_search(demo_exact_pai
             assert springs
             for sp in springs:
                 other = pair.b if sp.bed_body == pair.a else pair.a
-                bed, surf = (pair.surface_a, pair.surface_b) if sp.bed_body == pair.a else (pair.surface_b, pair.surface_a)
+                bed, surf = ((pair.surface_a, pair.surface_b) if sp.bed_body == pair.a
+                             else (pair.surface_b, pair.surface_a))
                 R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, sp.bed_body, other)
                 P_o = bed.vertices_B @ R_ob.T + p_ob
                 cp = surf.proximity.closest(P_o, pair.search_distance, beneath_only=True)
