@@ -81,6 +81,8 @@ CERTIFIED_CLOSEST = True
 #: a certificate's margin is shortened by this much [m] against rounding (distances of bodies some
 #: decimetres across round at ~1e-17 m)
 CERTIFICATE_SLACK_M = 1e-12
+#: certificates kept per bed vertex (ClosestCertificates): Radau's three stages, visited in turn
+CERTIFICATE_SLOTS = 3
 BEDS = ("a", "b", "both")
 #: a face of the other surface counts for a bed vertex only when its normal · the vertex normal is
 #: below −FACING_COS (see SurfaceProximity.closest)
@@ -252,45 +254,52 @@ class _Springs:
 
 @dataclass
 class ClosestCertificates:
-    """Bed vertices whose closest face on the other surface is certified near where it was last
-    searched (exact geometry, no facing filter): vertex v keeps face[v] while it stays within
-    margin[v] of point_o[v] (the other body's frame) — half the lesser of the result's face gap
+    """Bed vertices whose closest face on the other surface is certified near where it was searched
+    (exact geometry, no facing filter): vertex v keeps face[c, v] while it stays within margin[c, v]
+    of point_o[c, v] (the other body's frame) — half the lesser of the result's face gap
     (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
     less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
     is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
-    margin): the same bits as a full search. Beyond that, within margin_k[v] (the same from the gap
-    of every face but the search's nearest few, face_k[v, :]), the nearest of those: a vertex
+    margin): the same bits as a full search. Beyond that, within margin_k[c, v] (the same from the gap
+    of every face but the search's nearest few, face_k[c, v, :]), the nearest of those: a vertex
     beneath a face near its edge or corner has a tiny gap, as the faces round it are nearly as
-    near, but a large one to the rest."""
+    near, but a large one to the rest.
 
-    point_o: np.ndarray  # (n, 3)
-    face: np.ndarray  # (n,)
-    margin: np.ndarray  # (n,); ≤ 0: none
-    face_k: np.ndarray  # (n, CERTIFIED_FACES)
-    margin_k: np.ndarray  # (n,); ≤ 0: none
+    A certificate is a fact of the geometry, true wherever it was made, so each vertex keeps its
+    last CERTIFICATE_SLOTS (slot c, written in turn, ``cursor``): an implicit Runge–Kutta method
+    evaluates its stages at several times of a step in turn, and one certificate per vertex would be
+    overwritten at each before the next iteration came back to it."""
+
+    point_o: np.ndarray  # (slots, n, 3)
+    face: np.ndarray  # (slots, n)
+    margin: np.ndarray  # (slots, n); ≤ 0: none
+    face_k: np.ndarray  # (slots, n, CERTIFIED_FACES)
+    margin_k: np.ndarray  # (slots, n); ≤ 0: none
+    cursor: np.ndarray  # (n,) the slot each vertex writes next
 
     @classmethod
-    def empty(cls, n: int) -> "ClosestCertificates":
-        return cls(np.zeros((n, 3)), np.full(n, -1, np.int64), np.zeros(n),
-                   np.full((n, CERTIFIED_FACES), -1, np.int64), np.zeros(n))
+    def empty(cls, n: int, slots: int = CERTIFICATE_SLOTS) -> "ClosestCertificates":
+        return cls(np.zeros((slots, n, 3)), np.full((slots, n), -1, np.int64), np.zeros((slots, n)),
+                   np.full((slots, n, CERTIFIED_FACES), -1, np.int64), np.zeros((slots, n)), np.zeros(n, np.int64))
 
     def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
                distance: float) -> None:
         """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
         search's (s, n, d2, face, gap, face_k, gap_k) per row (``SurfaceProximity.search_near``), spare
         (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
-        certificates, the others none."""
+        certificates in its next slot (its older slots stay: still true where they were made), the
+        others none."""
         _, _, d2, face, gap, face_k, gap_k = found
-        self.margin[searched] = 0.0
-        self.margin_k[searched] = 0.0
         ok = (face >= 0) & (np.sqrt(d2) <= distance)
         rows = searched[ok]
-        self.point_o[rows] = P_o[rows]
-        self.face[rows] = face[ok]
-        self.margin[rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
-        self.face_k[rows] = face_k[ok]
-        self.margin_k[rows] = np.where(gap_k[ok] > 0.0, 0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M,
-                                       0.0)
+        slot = self.cursor[rows]
+        self.point_o[slot, rows] = P_o[rows]
+        self.face[slot, rows] = face[ok]
+        self.margin[slot, rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
+        self.face_k[slot, rows] = face_k[ok]
+        self.margin_k[slot, rows] = np.where(gap_k[ok] > 0.0,
+                                             0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M, 0.0)
+        self.cursor[rows] = (slot + 1) % self.margin.shape[0]
 
 
 @dataclass

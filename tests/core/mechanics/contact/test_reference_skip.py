@@ -190,3 +190,44 @@ def test_certified_closest_faces_change_nothing(demo_pair, monkeypatch):
         np.testing.assert_array_equal(fast.depth, full.depth)
         np.testing.assert_array_equal(fast.points_G, full.points_G)
     assert sum(held) > 0.3 * sum(r.n_points for r in results[True][2:])
+
+
+def test_certificates_kept_per_slot_serve_poses_visited_in_turn(demo_pair, monkeypatch):
+    """Three poses ~10 um apart visited in turn, as an implicit Runge-Kutta method's stages within a
+    step (each pose a little moved at every visit, as Newton's iterations move them): the
+    certificates made at each pose stay in their slots, so from the second round on most vertices in
+    contact keep their face at every visit (with one slot they would be overwritten in turn), and the
+    springs equal a fresh search's to the bit."""
+    import jointmodeller.core.mechanics.contact as contact
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+
+    pair, kin0 = demo_pair
+    held = []
+    closest_certified = SurfaceProximity.closest_certified
+
+    def spy(self, *args):
+        out = closest_certified(self, *args)
+        held.append((int(out[0].sum()), len(out[0])))
+        return out
+
+    monkeypatch.setattr(SurfaceProximity, "closest_certified", spy)
+    rng = np.random.default_rng(5)
+    stages = [_moved(kin0, pair.b, np.array([0.0, 1e-5 * i, 0.0]), np.zeros(3)) for i in range(3)]
+    poses = [_moved(stages[i % 3], pair.b, rng.normal(0, 2e-8, 3), rng.normal(0, 1e-7, 3)) for i in range(12)]
+    results = {}
+    for certified in (True, False):
+        monkeypatch.setattr(contact, "CERTIFIED_CLOSEST", certified)
+        pair._work.references.clear()
+        pair._work.certificates.clear()
+        pair._work.springs = None
+        held.clear()
+        results[certified] = [pair.evaluate(0.0, k) for k in poses]
+        if certified:
+            kept = list(held)
+    for fast, full in zip(results[True], results[False]):
+        assert full.n_points > 50
+        np.testing.assert_array_equal(fast.bed_vertex, full.bed_vertex)
+        np.testing.assert_array_equal(fast.force_G, full.force_G)
+        np.testing.assert_array_equal(fast.points_G, full.points_G)
+    later = kept[3:]  # from the second round on: every visit finds its own pose's certificates
+    assert all(h > 0.5 * n for h, n in later), later
