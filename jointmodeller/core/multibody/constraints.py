@@ -183,7 +183,7 @@ class PrescribedMotion(Constraint):
         self._u = _coord_speed_index(system, self.coordinate)
 
     def rows(self, ctx):
-        s, sd, sdd = (float(self.function.calc(ctx.t, d)[0]) for d in (0, 1, 2))
+        s, sd, sdd = self.function.derivatives_at(float(ctx.t))
         G = np.zeros((1, ctx.nu))
         G[0, self._u] = 1.0
         return np.array([ctx.q[self.coordinate] - s]), G, np.array([-sdd]), np.array([-sd])

@@ -42,18 +42,20 @@ class Function:
 
     def calc(self, x: np.ndarray | float, deriv: int = 0) -> np.ndarray:
         """Value (deriv=0), first or second derivative at x (vectorised over x)."""
-        ftype, arg, data = self._table
         x = np.atleast_1d(np.asarray(x, float))
-        out = np.empty_like(x)
-        g = np.zeros(max(arg + 1, 1))
-        for k, xk in enumerate(x):
-            q = np.zeros(max(arg + 1, 1))
-            q[arg] = xk
-            u = np.zeros_like(q)
-            u[arg] = 1.0
-            v, uhu = eval_function(ftype, arg, 0, data, q, u, q.size, g)
-            out[k] = (v, g[arg], uhu)[deriv]
-        return out
+        return np.array([self.derivatives_at(float(xk))[deriv] for xk in x])
+
+    def derivatives_at(self, x: float) -> tuple[float, float, float]:
+        """(f, f', f'') at one x, from one evaluation of the table (a prescribed motion's rows need
+        all three at every evaluation)."""
+        ftype, arg, data = self._table
+        q = np.zeros(max(arg + 1, 1))
+        q[arg] = x
+        u = np.zeros_like(q)
+        u[arg] = 1.0
+        g = np.zeros_like(q)
+        v, uhu = eval_function(ftype, arg, 0, data, q, u, q.size, g)
+        return float(v), float(g[arg]), float(uhu)
 
     def __call__(self, x):
         return self.calc(x, 0)
