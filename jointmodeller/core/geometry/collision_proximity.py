@@ -306,25 +306,25 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
 def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces, vnormals, out_held, out_s, out_n,
                  out_d2, out_f):  # pragma: no cover
     """For each row r, point v = rows[r] of P, and each certificate slot c (the first that holds):
-    held when it lies within margin[c, v] (> 0) of point_o[c, v], and then its closest point,
-    interpolated unit normal and squared distance on face[c, v] (the same arithmetic, so the same
-    bits, as :func:`_closest_kernel`); else held when it lies within margin_k[c, v] of it, the closest
-    face being one of face_k[c, v, :] (−1: fewer): the nearest of those (not held on a tie, which
-    the search would break by its order)."""
+    held when it lies within margin[v, c] (> 0) of point_o[v, c], and then its closest point,
+    interpolated unit normal and squared distance on face[v, c] (the same arithmetic, so the same
+    bits, as :func:`_closest_kernel`); else held when it lies within margin_k[v, c] of it, the closest
+    face being one of face_k[v, c, :] (−1: fewer): the nearest of those (not held on a tie, which
+    the search would break by its order). A vertex's slots lie side by side in memory."""
     for r in range(rows.shape[0]):
         v = rows[r]
         out_held[r] = False
         p0 = P[v, 0]
         p1 = P[v, 1]
         p2 = P[v, 2]
-        for c in range(point_o.shape[0]):
-            dx = p0 - point_o[c, v, 0]
-            dy = p1 - point_o[c, v, 1]
-            dz = p2 - point_o[c, v, 2]
+        for c in range(point_o.shape[1]):
+            dx = p0 - point_o[v, c, 0]
+            dy = p1 - point_o[v, c, 1]
+            dz = p2 - point_o[v, c, 2]
             move2 = dx * dx + dy * dy + dz * dz
-            m = margin[c, v]
+            m = margin[v, c]
             if m > 0.0 and move2 < m * m:
-                f = face[c, v]
+                f = face[v, c]
                 ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
                 ok, u, vv, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
                 out_held[r] = True
@@ -332,7 +332,7 @@ def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces,
                 out_f[r] = f
                 _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
                 break
-            m = margin_k[c, v]
+            m = margin_k[v, c]
             if not (m > 0.0 and move2 < m * m):
                 continue
             best = np.inf
@@ -342,7 +342,7 @@ def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces,
             bw = 0.0
             clear = True  # no degenerate face, no tie for the least
             for j in range(face_k.shape[2]):
-                g = face_k[c, v, j]
+                g = face_k[v, c, j]
                 if g < 0:
                     break
                 ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(g, verts, faces)
@@ -563,11 +563,11 @@ class SurfaceProximity:
         or within margin_k[v], where one of face_k[v, :] was — and, for those, the closest point on
         that face, the same bits as the search: (held (k,) bool, s (k, 3), n (k, 3), d2 (k,), f (k,)),
         the rows not held left as :meth:`search_near` leaves a point without a face, for the caller to
-        fill. Each certificate array may carry a leading axis of slots (several certificates per
+        fill. Each certificate array may carry a second axis of slots (several certificates per
         point, from searches at different places; the first that holds is used)."""
         if np.ndim(margin) == 1:  # one slot
-            point_o, face, margin, face_k, margin_k = (np.asarray(x)[None] for x in (point_o, face, margin, face_k,
-                                                                                     margin_k))
+            point_o, face, margin, face_k, margin_k = (np.asarray(x)[:, None] for x in (point_o, face, margin, face_k,
+                                                                                        margin_k))
         k = len(rows)
         held = np.zeros(k, dtype=np.bool_)
         s = np.zeros((k, 3))

@@ -255,13 +255,13 @@ class _Springs:
 @dataclass
 class ClosestCertificates:
     """Bed vertices whose closest face on the other surface is certified near where it was searched
-    (exact geometry, no facing filter): vertex v keeps face[c, v] while it stays within margin[c, v]
-    of point_o[c, v] (the other body's frame) — half the lesser of the result's face gap
+    (exact geometry, no facing filter): vertex v keeps face[v, c] while it stays within margin[v, c]
+    of point_o[v, c] (the other body's frame) — half the lesser of the result's face gap
     (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
     less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
     is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
-    margin): the same bits as a full search. Beyond that, within margin_k[c, v] (the same from the gap
-    of every face but the search's nearest few, face_k[c, v, :]), the nearest of those: a vertex
+    margin): the same bits as a full search. Beyond that, within margin_k[v, c] (the same from the gap
+    of every face but the search's nearest few, face_k[v, c, :]), the nearest of those: a vertex
     beneath a face near its edge or corner has a tiny gap, as the faces round it are nearly as
     near, but a large one to the rest.
 
@@ -270,17 +270,17 @@ class ClosestCertificates:
     evaluates its stages at several times of a step in turn, and one certificate per vertex would be
     overwritten at each before the next iteration came back to it."""
 
-    point_o: np.ndarray  # (slots, n, 3)
-    face: np.ndarray  # (slots, n)
-    margin: np.ndarray  # (slots, n); ≤ 0: none
-    face_k: np.ndarray  # (slots, n, CERTIFIED_FACES)
-    margin_k: np.ndarray  # (slots, n); ≤ 0: none
+    point_o: np.ndarray  # (n, slots, 3): a vertex's slots side by side in memory
+    face: np.ndarray  # (n, slots)
+    margin: np.ndarray  # (n, slots); ≤ 0: none
+    face_k: np.ndarray  # (n, slots, CERTIFIED_FACES)
+    margin_k: np.ndarray  # (n, slots); ≤ 0: none
     cursor: np.ndarray  # (n,) the slot each vertex writes next
 
     @classmethod
     def empty(cls, n: int, slots: int = CERTIFICATE_SLOTS) -> "ClosestCertificates":
-        return cls(np.zeros((slots, n, 3)), np.full((slots, n), -1, np.int64), np.zeros((slots, n)),
-                   np.full((slots, n, CERTIFIED_FACES), -1, np.int64), np.zeros((slots, n)), np.zeros(n, np.int64))
+        return cls(np.zeros((n, slots, 3)), np.full((n, slots), -1, np.int64), np.zeros((n, slots)),
+                   np.full((n, slots, CERTIFIED_FACES), -1, np.int64), np.zeros((n, slots)), np.zeros(n, np.int64))
 
     def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
                distance: float) -> None:
@@ -293,13 +293,13 @@ class ClosestCertificates:
         ok = (face >= 0) & (np.sqrt(d2) <= distance)
         rows = searched[ok]
         slot = self.cursor[rows]
-        self.point_o[slot, rows] = P_o[rows]
-        self.face[slot, rows] = face[ok]
-        self.margin[slot, rows] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
-        self.face_k[slot, rows] = face_k[ok]
-        self.margin_k[slot, rows] = np.where(gap_k[ok] > 0.0,
+        self.point_o[rows, slot] = P_o[rows]
+        self.face[rows, slot] = face[ok]
+        self.margin[rows, slot] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
+        self.face_k[rows, slot] = face_k[ok]
+        self.margin_k[rows, slot] = np.where(gap_k[ok] > 0.0,
                                              0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M, 0.0)
-        self.cursor[rows] = (slot + 1) % self.margin.shape[0]
+        self.cursor[rows] = (slot + 1) % self.margin.shape[1]
 
 
 @dataclass
