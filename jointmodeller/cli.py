@@ -728,9 +728,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--method", choices=("auto", "DOPRI5", "DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA"),
                    default="auto",
                    help="dynamics: integrator; auto (default) takes DOPRI5 with coordinate projection on a "
-                        "project with joints, constraints or coordinate rows, else Radau (implicit, L-stable) when "
-                        "the project has contact pairs (stiff cartilage springs; an explicit method is several "
-                        "times slower on the demo) and DOP853 otherwise. A project with constraints takes DOPRI5 only")
+                        "project with joints, constraints or coordinate rows, else, when the project has contact "
+                        "pairs (stiff cartilage springs; an explicit method is several times slower on the demo), "
+                        "Radau (implicit, L-stable) up to 4 digits and BDF beyond, and DOP853 otherwise. A "
+                        "project with constraints takes DOPRI5 only")
     s.add_argument("--max-wall-s", type=float, metavar="SECONDS",
                    help="limit on the run's computing time: dynamics (default 3600) and equilibrium (default "
                         "300); a run that reaches it is stored as failed with what it computed. Laxity: no limit "

@@ -104,22 +104,30 @@ class RunBudget:
 
 AUTO_METHOD = "auto"
 """Integration method chosen from the project: see :func:`choose_method`."""
+L_STABLE_MAX_DIGITS = 4
+"""With contact, "auto" takes the L-stable ``STIFF_CONTACT_METHOD`` (Radau) up to this many digits and
+BDF beyond. At loose tolerances BDF's steps grow until a stiff, lightly damped mode sits where its
+orders 3–5 are unstable, and it rings there (the demo elbow's forearm twist: 0.017 rad/s at 4 digits,
+~0.002 at 5, nothing above the physics at 6); at tight ones its steps stay short and it is the faster
+(the demo's onset at 6 digits: 8.9 s per 0.1 s against Radau's 21 s; docs/benchmarks.md)."""
 
 
-def choose_method(project: Project, method: str = AUTO_METHOD) -> str:
-    """The integrator for ``method`` (core.multibody.integrate.METHODS): itself when named; for
-    "auto", DOPRI5 with coordinate projection on a project with joints, constraints or coordinate
-    rows (the tree), else Radau (``STIFF_CONTACT_METHOD``: L-stable) when the project has contact
-    pairs (cartilage springs are stiff: an explicit method's step is bounded by their fastest mode,
-    3–4× more wall time per simulated second on the demo) and DOP853 otherwise (high order, cheap
-    steps for smooth tissue-only models). A project with constraints takes DOPRI5 only (nothing
-    else projects onto them)."""
+def choose_method(project: Project, method: str = AUTO_METHOD, digits: float = 6.0) -> str:
+    """The integrator for ``method`` (core.multibody.integrate.METHODS) at accuracy 10^-digits: itself
+    when named; for "auto", DOPRI5 with coordinate projection on a project with joints, constraints or
+    coordinate rows (the tree), else, when the project has contact pairs (cartilage springs are stiff:
+    an explicit method's step is bounded by their fastest mode, 3–4× more wall time per simulated
+    second on the demo), Radau up to ``L_STABLE_MAX_DIGITS`` digits and BDF beyond, and DOP853
+    otherwise (high order, cheap steps for smooth tissue-only models). A project with constraints
+    takes DOPRI5 only (nothing else projects onto them)."""
     from jointmodeller.app.mobilized import needs_tree
 
     if method == AUTO_METHOD:
         if needs_tree(project):
             return PROJECTED_METHOD
-        return STIFF_CONTACT_METHOD if project.contacts else "DOP853"
+        if project.contacts:
+            return STIFF_CONTACT_METHOD if digits <= L_STABLE_MAX_DIGITS else "BDF"
+        return "DOP853"
     if method not in METHODS:
         raise ValueError(f"unknown integration method {method!r}; choose auto or one of {', '.join(METHODS)}")
     if project.constraints and method != PROJECTED_METHOD:
@@ -268,7 +276,7 @@ def run_dynamics(
     contact_geometry = resolve_contact_geometry(contact_geometry, study="dynamics", tree=needs_tree(project))
 
     requested = method
-    method = choose_method(project, method)
+    method = choose_method(project, method, digits)
     if needs_tree(project):
         run = run_dynamics_mobilized(project, t_end=t_end, report_dt=report_dt, digits=digits, method=method,
                                      progress=progress, cancel=cancel, contact=contact, wrapping=wrapping,

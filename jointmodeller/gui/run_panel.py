@@ -59,9 +59,10 @@ class RunPanel(QWidget):
         self.method.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         for label, method in DYNAMICS_METHODS:
             self.method.addItem(label, method)
-        self.method.setToolTip("Integrator of the dynamics study. Auto: Radau (implicit, L-stable) when the project "
-                               "has contact pairs, whose stiff cartilage springs bound an explicit method's step; "
-                               "DOP853 (explicit, 8th order) otherwise.")
+        self.method.setToolTip("Integrator of the dynamics study. Auto: when the project has contact pairs, "
+                               "whose stiff cartilage springs bound an explicit method's step, Radau (implicit, "
+                               "L-stable) up to 4 digits and BDF (implicit) beyond; DOP853 (explicit, 8th order) "
+                               "otherwise.")
         self.digits = QSpinBox(self)
         self.digits.setRange(3, 12)
         self.digits.setValue(INTERACTIVE_DIGITS)

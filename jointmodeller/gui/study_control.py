@@ -188,7 +188,7 @@ class StudyController(QObject):
                        f"accuracy 1e-{int(opts['digits'])})…"
             from jointmodeller.app.studies import choose_method
 
-            method = "chosen automatically: " + choose_method(self.window.doc.project, method)
+            method = "chosen automatically: " + choose_method(self.window.doc.project, method, opts["digits"])
         return f"Running dynamics to {opts['t_end']:g} s ({method}, accuracy 1e-{int(opts['digits'])})…"
 
     # ------------------------------------------------------------------ progress and live states

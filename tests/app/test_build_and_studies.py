@@ -166,3 +166,23 @@ def test_run_dynamics_time_limit_keeps_samples():
     assert run.status == "failed" and "wall-time limit" in run.message  # a limit is not the user's stop
     assert 1 < len(run.series["time"]) < 50001
     assert run.poses.p_G.shape[0] == len(run.series["time"])
+
+
+def test_auto_integrator_for_contact_is_l_stable_at_loose_tolerances_and_bdf_at_tight_ones():
+    """With contact, "auto" takes the L-stable method up to L_STABLE_MAX_DIGITS (where BDF's steps grow
+    into its unstable sliver: test_the_stiff_contact_integrator_lets_a_lightly_damped_stiff_mode_die_out)
+    and BDF beyond; without contact DOP853; a named method as named; a short run records the choice."""
+    from dataclasses import replace
+
+    from jointmodeller.app.demo import build_demo_project
+    from jointmodeller.app.studies import L_STABLE_MAX_DIGITS, choose_method
+    from jointmodeller.core.multibody.integrate import STIFF_CONTACT_METHOD
+
+    demo = build_demo_project()
+    assert demo.contacts
+    assert choose_method(demo, "auto", L_STABLE_MAX_DIGITS) == STIFF_CONTACT_METHOD
+    assert choose_method(demo, "auto", L_STABLE_MAX_DIGITS + 1) == "BDF"
+    assert choose_method(replace(demo, contacts=()), "auto", 4) == "DOP853"
+    assert choose_method(demo, "LSODA", 4) == "LSODA"
+    run = run_dynamics(demo, t_end=0.002, report_dt=0.001, digits=4)
+    assert run.status == "completed" and run.parameters["method"] == STIFF_CONTACT_METHOD

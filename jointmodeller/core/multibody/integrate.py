@@ -44,11 +44,12 @@ SCIPY_METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 METHODS = (PROJECTED_METHOD, *SCIPY_METHODS)
 IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
 STIFF_CONTACT_METHOD = "Radau"
-"""The integrator for stiff contact: Radau IIA (order 5) is L-stable, so a stiff, lightly damped mode dies
-out as it should. BDF is not A-stable at its orders 3–5: at four digits it keeps such a mode ringing
-(on the demo elbow the forearm's 123 Hz twist at ~1 % damping rang at 0.017 rad/s for the whole 8 s
-window, against nothing after 0.5 s at six digits with either method) and pays for the ringing with
-~4x more steps once the joint has settled (docs/benchmarks.md, 2026-11-29)."""
+"""The integrator for stiff contact at loose tolerances (``app.studies.L_STABLE_MAX_DIGITS``): Radau IIA
+(order 5) is L-stable, so a stiff, lightly damped mode dies out as it should. BDF is not A-stable at
+its orders 3–5: at four digits it keeps such a mode ringing (on the demo elbow the forearm's 123 Hz
+twist at ~1 % damping rang at 0.017 rad/s for the whole 8 s window, against nothing after 0.5 s at
+six digits with either method) and pays for the ringing with ~4x more steps once the joint has
+settled (docs/benchmarks.md, 2026-11-29)."""
 
 # Dormand–Prince 5(4) tableau
 _C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
