@@ -22,7 +22,13 @@ from jointmodeller.core.geometry.wrapping.obstacles import MeshObstacle, Pose
 from jointmodeller.core.geometry.wrapping.path import WrapPath
 from jointmodeller.core.geometry.wrapping.taut_path import TautOptions, TautPathSolver, lines_still_clear
 from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forces
-from jointmodeller.core.mechanics.tissues import TissueGeometry, TissueSet, WrappedPath, axial_tension
+from jointmodeller.core.mechanics.tissues import (
+    TissueGeometry,
+    TissueSet,
+    WrappedPath,
+    axial_tension,
+    straight_tissue_geometry,
+)
 
 WRAP_METHODS = ("taut", "mjm-mass", "mjm-covariance", "mjm-residual")
 
@@ -251,7 +257,6 @@ class WrappingPathProvider:
             if line is not None:  # a free straight line: its ends carry the loads, nothing to solve
                 lines[i] = line
                 solved.add(i)
-                pa[j], pb[j] = line
                 continue
             path = latest[i] if i in solved else self.paths[i](pose)
             latest[i] = path
@@ -275,9 +280,12 @@ class WrappingPathProvider:
             et.append(np.full(len(rest), j, np.int64))
             ep.append(path.load_point_G[rest])
             ed.append(path.load_dir_G[rest])
-        if free:
-            _free_line_geometry(kin, np.fromiter(free, np.int64, len(free)),
-                                self.tissues.body_a[index], self.tissues.body_b[index], pa, pb, da, db, length, rate)
+        if free:  # the free lines are straight tissues: their geometry as such, all at once
+            at = np.fromiter(free, np.int64, len(free))
+            ts, rows = self.tissues, index[at]
+            g = straight_tissue_geometry(kin, ts.body_a[rows], ts.r_a_B[rows], ts.body_b[rows], ts.r_b_B[rows])
+            length[at], rate[at], pa[at], pb[at], da[at], db[at] = (g.length, g.length_rate, g.point_a_G,
+                                                                    g.point_b_G, g.dir_a_G, g.dir_b_G)
         geom = TissueGeometry(length, rate, pa, pb, da, db)
 
         def cat(xs, shape):
@@ -292,20 +300,3 @@ class WrappingPathProvider:
             extra_dir_G=cat(ed, (0, 3)).reshape(-1, 3),
         )
 
-
-def _free_line_geometry(kin: BodyKinematics, rows: np.ndarray, body_a: np.ndarray, body_b: np.ndarray,
-                        pa: np.ndarray, pb: np.ndarray, da: np.ndarray, db: np.ndarray, length: np.ndarray,
-                        rate: np.ndarray) -> None:
-    """Fill the rows (k,) of straight free paths from their ends pa, pb (m, 3) in G: length [m], unit
-    pull directions at the ends and the length's rate [m/s], the values ``straight_path`` and
-    :func:`path_length_rate` give, for all of them at once."""
-    chord = pb[rows] - pa[rows]
-    size = np.sqrt(np.einsum("ki,ki->k", chord, chord))
-    unit = np.divide(chord, size[:, None], out=np.zeros_like(chord), where=size[:, None] > 0.0)
-    length[rows] = size
-    da[rows], db[rows] = unit, -unit
-    load_body = np.stack([body_a[rows], body_b[rows]], axis=1).reshape(-1)
-    load_point = np.stack([pa[rows], pb[rows]], axis=1).reshape(-1, 3)
-    r_B = np.einsum("mji,mj->mi", kin.R_GB[load_body], load_point - kin.p_G[load_body])
-    v = kin.point_velocities_G(load_body, r_B).reshape(-1, 2, 3)
-    rate[rows] = -(np.einsum("ki,ki->k", unit, v[:, 0]) - np.einsum("ki,ki->k", unit, v[:, 1]))

@@ -158,24 +158,32 @@ def test_certified_closest_faces_change_nothing(demo_pair, monkeypatch):
     """Evaluations micrometres apart (an integrator's or Newton's sequence) with certified closest
     faces (ContactPair's ClosestCertificates) give the same springs, to the bit, as every face
     searched afresh; and the certificates are used (most bed vertices in contact keep their face)."""
-    import jointmodeller.core.mechanics.contact as contact
-    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
-
     pair, kin0 = demo_pair
-    held = []
-    closest_certified = SurfaceProximity.closest_certified
-
-    def spy(self, *args):
-        out = closest_certified(self, *args)
-        held.append(int(out[0].sum()))
-        return out
-
-    monkeypatch.setattr(SurfaceProximity, "closest_certified", spy)
     rng = np.random.default_rng(3)
     poses, kin = [], kin0
     for _ in range(8):
         kin = _moved(kin, pair.b, rng.normal(0, 2e-7, 3), rng.normal(0, 1e-5, 3))
         poses.append(kin)
+    fast, held = _certified_against_fresh(pair, poses, monkeypatch)
+    assert sum(h for h, _ in held) > 0.3 * sum(r.n_points for r in fast[2:])
+
+
+def _certified_against_fresh(pair, poses, monkeypatch) -> tuple[list, list[tuple[int, int]]]:
+    """The pair's results at ``poses`` (evaluated in turn from cold) with certified closest faces, after
+    checking them equal to the bit to every face searched afresh; and (held, tested) per certified
+    pass of that run."""
+    import jointmodeller.core.mechanics.contact as contact
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+
+    held: list[tuple[int, int]] = []
+    closest_certified = SurfaceProximity.closest_certified
+
+    def spy(self, *args):
+        out = closest_certified(self, *args)
+        held.append((int(out[0].sum()), len(out[0])))
+        return out
+
+    monkeypatch.setattr(SurfaceProximity, "closest_certified", spy)
     results = {}
     for certified in (True, False):
         monkeypatch.setattr(contact, "CERTIFIED_CLOSEST", certified)
@@ -189,7 +197,7 @@ def test_certified_closest_faces_change_nothing(demo_pair, monkeypatch):
         np.testing.assert_array_equal(fast.force_G, full.force_G)
         np.testing.assert_array_equal(fast.depth, full.depth)
         np.testing.assert_array_equal(fast.points_G, full.points_G)
-    assert sum(held) > 0.3 * sum(r.n_points for r in results[True][2:])
+    return results[True], held
 
 
 def test_certificates_kept_per_slot_serve_poses_visited_in_turn(demo_pair, monkeypatch):
@@ -198,36 +206,10 @@ def test_certificates_kept_per_slot_serve_poses_visited_in_turn(demo_pair, monke
     certificates made at each pose stay in their slots, so from the second round on most vertices in
     contact keep their face at every visit (with one slot they would be overwritten in turn), and the
     springs equal a fresh search's to the bit."""
-    import jointmodeller.core.mechanics.contact as contact
-    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
-
     pair, kin0 = demo_pair
-    held = []
-    closest_certified = SurfaceProximity.closest_certified
-
-    def spy(self, *args):
-        out = closest_certified(self, *args)
-        held.append((int(out[0].sum()), len(out[0])))
-        return out
-
-    monkeypatch.setattr(SurfaceProximity, "closest_certified", spy)
     rng = np.random.default_rng(5)
     stages = [_moved(kin0, pair.b, np.array([0.0, 1e-5 * i, 0.0]), np.zeros(3)) for i in range(3)]
     poses = [_moved(stages[i % 3], pair.b, rng.normal(0, 2e-8, 3), rng.normal(0, 1e-7, 3)) for i in range(12)]
-    results = {}
-    for certified in (True, False):
-        monkeypatch.setattr(contact, "CERTIFIED_CLOSEST", certified)
-        pair._work.references.clear()
-        pair._work.certificates.clear()
-        pair._work.springs = None
-        held.clear()
-        results[certified] = [pair.evaluate(0.0, k) for k in poses]
-        if certified:
-            kept = list(held)
-    for fast, full in zip(results[True], results[False]):
-        assert full.n_points > 50
-        np.testing.assert_array_equal(fast.bed_vertex, full.bed_vertex)
-        np.testing.assert_array_equal(fast.force_G, full.force_G)
-        np.testing.assert_array_equal(fast.points_G, full.points_G)
-    later = kept[3:]  # from the second round on: every visit finds its own pose's certificates
+    _, held = _certified_against_fresh(pair, poses, monkeypatch)
+    later = held[3:]  # from the second round on: every visit finds its own pose's certificates
     assert all(h > 0.5 * n for h, n in later), later
