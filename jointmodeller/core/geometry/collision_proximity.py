@@ -28,10 +28,6 @@ NEAREST_VERTICES = 6
 FACING_NEAREST_VERTICES = 16
 #: the nearest faces a search reports for a set certificate (a vertex's fan has about six)
 CERTIFIED_FACES = 6
-#: a face the search need not test counts in its gaps by its exact distance when its bounding sphere
-#: comes within this many longest edges of the closest distance (else by the sphere): tighter gaps,
-#: longer-lived certificates (contact.ClosestCertificates), the same closest points
-GAP_EXACT_EDGES = 0.1
 
 
 def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -49,17 +45,14 @@ def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return out
 
 
-def _lists_kernel(q, lists, outside, verts, k, bound, out_near, out_ok, out_spare, out_ext,
-                  out_reach):  # pragma: no cover
+def _lists_kernel(q, lists, outside, verts, k, bound, out_near, out_ok, out_spare):  # pragma: no cover
     """For each point q[r]: the k nearest of the candidate vertices lists[r, :] (index len(verts) =
     none) within ``bound``, ascending (ties keep list order, as a stable sort), into out_near[r, :k]
     (len(verts) where fewer); out_ok[r]: outside[r] exceeds the k-th distance (or ``bound``);
     out_spare[r]: how much nearer than every other vertex the k-th is, a lower bound (the next
     distance in the list, ``outside[r]`` or ``bound``, whichever is least, less the k-th; 0 where
     fewer than k lie within the bound): the k nearest stay the same set while the point moves less
-    than half of it. out_ext[r, :]: the rest of the list (len(verts) where fewer), and out_reach[r]: the
-    k nearest stay among the list while the point moves less than half of it (``outside[r]`` or
-    ``bound``, whichever is less, less the k-th distance; 0 where fewer than k lie within the bound)."""
+    than half of it."""
     n = verts.shape[0]
     K = lists.shape[1]
     d = np.empty(K)
@@ -92,15 +85,6 @@ def _lists_kernel(q, lists, outside, verts, k, bound, out_near, out_ok, out_spar
             if d[j] != -1.0 and d[j] < nxt:
                 nxt = d[j]
         out_spare[r] = nxt - last if out_near[r, k - 1] < n and nxt > last else 0.0
-        e = 0
-        for j in range(K):
-            if d[j] != -1.0 and lists[r, j] < n and e < out_ext.shape[1]:
-                out_ext[r, e] = lists[r, j]
-                e += 1
-        for j in range(e, out_ext.shape[1]):
-            out_ext[r, j] = n
-        edge = min(outside[r], bound)
-        out_reach[r] = edge - last if out_near[r, k - 1] < n and edge > last else 0.0
 
 
 @njit(inline="always")
@@ -198,34 +182,8 @@ def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  
     return ok, u, v, w, (p0 - sx) ** 2 + (p1 - sy) ** 2 + (p2 - sz) ** 2
 
 
-@njit(inline="always")
-def _nearest_corner(p0, p1, p2, f, verts, faces):  # pragma: no cover
-    """The distance from p to face f's nearest corner."""
-    out = np.inf
-    for c in range(3):
-        v = faces[f, c]
-        out = min(out, math.sqrt((verts[v, 0] - p0) ** 2 + (verts[v, 1] - p1) ** 2 + (verts[v, 2] - p2) ** 2))
-    return out
-
-
-@njit(inline="always")
-def _face_bound(p0, p1, p2, f, lb, exact_below, bf, other, verts, faces):  # pragma: no cover
-    """``other`` lowered by face f's distance from p: its exact distance where its sphere bound lb is
-    below ``exact_below``, else lb (−inf for a degenerate face: nothing certified); f = bf adds nothing."""
-    if f == bf or lb >= other:
-        return other
-    if lb >= exact_below:
-        return lb
-    ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-    ok, u, v, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
-    if not ok:
-        return -np.inf
-    return min(other, math.sqrt(dd))
-
-
-def _closest_kernel(q, near, ext, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, tighten,
-                    out_s, out_n, out_d2, out_f, out_gap, out_fk, out_gapk, out_corner,
-                    out_corner_k):  # pragma: no cover
+def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, out_s, out_n,
+                    out_d2, out_f, out_gap, out_fk, out_gapk):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
     With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
@@ -251,19 +209,9 @@ def _closest_kernel(q, near, ext, vf, verts, faces, spheres, vnormals, facing, u
     not looked at twice (about half the faces tested were repeats): the closest face and its bits
     are the same, and the gap can only grow (still a lower bound: the repeat's exact distance, not
     its sphere, counts).
-
-    The gaps bound more than the faces tested, so that a certificate outlives small moves
-    (contact.ClosestCertificates): a skipped face whose sphere bound lies within ``tighten`` of the
-    closest distance counts by its exact distance; and the faces round the vertices ext[r, :] (index
-    len(verts): none; the rest of a nearest-vertex list, :func:`_lists_kernel`) count too, by their
-    exact distance within ``tighten`` and their sphere beyond — they are never candidates for the
-    closest face, so the result is the same with or without them. out_corner (m,): the distance to
-    the closest face's nearest corner (inf where none).
     """
     nv = verts.shape[0]
     K = out_fk.shape[1]
-    skip_f = np.empty(near.shape[1] * vf.shape[1], dtype=np.int64)  # faces skipped by their sphere
-    skip_lb = np.empty(near.shape[1] * vf.shape[1])
     kd = np.empty(K)  # the K least squared distances of the faces tested, ascending, and their faces
     kf = np.empty(K, dtype=np.int64)
     for r in range(q.shape[0]):
@@ -280,8 +228,7 @@ def _closest_kernel(q, near, ext, vf, verts, faces, spheres, vnormals, facing, u
         bu = 0.0
         bv = 0.0
         bw = 0.0
-        other = np.inf  # least bound of a face skipped or round ext (not a candidate)
-        n_skip = 0
+        other = np.inf  # least sphere bound of a skipped face
         for a in range(near.shape[1]):
             vi = near[r, a]
             if vi < 0 or vi >= nv:
@@ -304,9 +251,10 @@ def _closest_kernel(q, near, ext, vf, verts, faces, spheres, vnormals, facing, u
                 reach = sb + spheres[f, 3]
                 e2 = ex * ex + ey * ey + ez * ez
                 if e2 > reach * reach * (1.0 + 1e-9) + 1e-30:
-                    skip_f[n_skip] = f
-                    skip_lb[n_skip] = math.sqrt(e2) - spheres[f, 3]
-                    n_skip += 1
+                    if f != bf:
+                        lb = math.sqrt(e2) - spheres[f, 3]
+                        if lb < other:
+                            other = lb
                     continue
                 ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
                 if use_facing:
@@ -339,40 +287,10 @@ def _closest_kernel(q, near, ext, vf, verts, faces, spheres, vnormals, facing, u
                     bu = u
                     bv = v
                     bw = w
-        if not use_facing and bf >= 0:
-            for j in range(n_skip):  # the skipped faces' bounds, exact near the closest distance
-                other = _face_bound(p0, p1, p2, skip_f[j], skip_lb[j], sb + tighten, bf, other, verts, faces)
-            for a in range(ext.shape[1]):  # the faces round the rest of the list: bounds only
-                vi = ext[r, a]
-                if vi < 0 or vi >= nv:
-                    continue
-                for b in range(vf.shape[1]):
-                    f = vf[vi, b]
-                    if f < 0:
-                        break
-                    listed = False  # the nearest faces tested: their set's own gap leaves them out
-                    for j in range(K):
-                        if kf[j] == f:
-                            listed = True
-                    if listed:
-                        continue
-                    ex = p0 - spheres[f, 0]  # a face met twice (or tested already) bounds the same
-                    ey = p1 - spheres[f, 1]
-                    ez = p2 - spheres[f, 2]
-                    e2 = ex * ex + ey * ey + ez * ez
-                    reach = other + spheres[f, 3]
-                    if reach > 0.0 and e2 < reach * reach:
-                        other = _face_bound(p0, p1, p2, f, math.sqrt(e2) - spheres[f, 3], sb + tighten, bf, other,
-                                            verts, faces)
         out_d2[r] = best
         out_f[r] = bf
         out_gap[r] = 0.0
         out_gapk[r] = 0.0
-        out_corner[r] = np.inf if bf < 0 else _nearest_corner(p0, p1, p2, bf, verts, faces)
-        out_corner_k[r] = np.inf if kf[0] < 0 else 0.0
-        for j in range(K):
-            if kf[j] >= 0:
-                out_corner_k[r] = max(out_corner_k[r], _nearest_corner(p0, p1, p2, kf[j], verts, faces))
         for j in range(K):
             out_fk[r, j] = kf[j] if not use_facing else -1
         if bf < 0:
@@ -556,26 +474,22 @@ class SurfaceProximity:
         return near, np.where(np.isfinite(d[:, -1]), d[:, -1], bound)
 
     def nearest_from_lists(self, q: np.ndarray, lists: np.ndarray, outside: np.ndarray, k: int,
-                           bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                           bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The k nearest vertices within ``bound`` of points q (m, 3) taken from candidate lists (m, K)
         (index len(vertices) = none), as the KD-tree query of :meth:`closest` gives them, and (m,) bool:
         where that is certain — every vertex not in a row's list is at least ``outside`` (m,) away, so
         it cannot be among the k nearest when the row's k-th distance (or ``bound``) is less. Near a
         reference pose this replaces the tree query by K distances per point. Third, (m,) the spare:
-        the k nearest stay the same while a point moves less than half of it. Fourth and fifth, (m, K − k) the
-        rest of each list and (m,) its reach: the k nearest stay among the list while a point moves less
-        than half of it (:func:`_lists_kernel`; a certificate bounds the faces round the rest)."""
+        the k nearest stay the same while a point moves less than half of it (:func:`_lists_kernel`)."""
         m = len(q)
         near = np.empty((m, k), dtype=np.int64)
         ok = np.empty(m, dtype=np.bool_)
         spare = np.zeros(m)
-        ext = np.empty((m, max(np.shape(lists)[1] - k, 0)), dtype=np.int64)
-        reach = np.zeros(m)
         if m:
             _kernel(_lists_kernel, None)(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(lists),
                                         np.ascontiguousarray(outside, dtype=np.float64), self.vertices, int(k),
-                                        float(bound), near, ok, spare, ext, reach)
-        return near, ok, spare, ext, reach
+                                        float(bound), near, ok, spare)
+        return near, ok, spare
 
     def closest(self, points: np.ndarray, distance: float, use_numba: bool | None = None,
                 beneath_only: bool = False, facing: np.ndarray | None = None,
@@ -614,18 +528,16 @@ class SurfaceProximity:
         else:
             q = np.zeros((0, 3))
         fac = None if facing is None else np.asarray(facing, float)[idx]
-        s, n, d2, f, gap, *_ = self.search_near(q, near, fac, facing_cos, use_numba)
+        s, n, d2, f, gap, _, _ = self.search_near(q, near, fac, facing_cos, use_numba)
         return _within(points, idx, s, n, d2, f, gap, distance)
 
     def search_near(self, q: np.ndarray, near: np.ndarray | None, facing: np.ndarray | None = None,
-                    facing_cos: float = 0.0, use_numba: bool | None = None, ext: np.ndarray | None = None):
+                    facing_cos: float = 0.0, use_numba: bool | None = None):
         """The closest-point search of :meth:`closest` for points q (m, 3) round their nearest vertices
         near (m, k) (index len(vertices): none), before the distance filter: (s (m, 3), n (m, 3),
-        d2 (m,), f (m,), gap (m,), fk (m, CERTIFIED_FACES), gapk (m,), corner (m,)), f = −1 where no
-        face was found; fk and gapk the nearest faces and their set's gap, corner the distance to the
-        closest face's nearest corner (:func:`_closest_kernel`). ``facing`` (m, 3) as in :meth:`closest`,
-        per row. ``ext`` (m, e): more vertices per row whose faces the gaps also bound (never candidates:
-        the same closest points), the rest of a nearest-vertex list (:meth:`nearest_from_lists`)."""
+        d2 (m,), f (m,), gap (m,), fk (m, CERTIFIED_FACES), gapk (m,)), f = −1 where no face was found;
+        fk and gapk the nearest faces and their set's gap (:func:`_closest_kernel`). ``facing``
+        (m, 3) as in :meth:`closest`, per row."""
         m = len(q)
         s = np.zeros((m, 3))
         n = np.zeros((m, 3))
@@ -634,19 +546,15 @@ class SurfaceProximity:
         gap = np.zeros(m)
         fk = np.full((m, CERTIFIED_FACES), -1, dtype=np.int64)
         gapk = np.zeros(m)
-        corner = np.full(m, np.inf)
-        corner_k = np.full(m, np.inf)
         if m:
             assert near is not None
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
-            more = np.zeros((m, 0), dtype=np.int64) if ext is None else np.asarray(ext, dtype=np.int64).reshape(m, -1)
             _kernel(_closest_kernel, use_numba)(np.ascontiguousarray(q, dtype=np.float64),
                                                 np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(m, -1)),
-                                                np.ascontiguousarray(more), self.vertex_faces, self.vertices,
-                                                self.faces, self.face_spheres, self.vertex_normals, fac,
-                                                facing is not None, facing_cos, GAP_EXACT_EDGES * self.max_edge,
-                                                s, n, d2, f, gap, fk, gapk, corner, corner_k)
-        return s, n, d2, f, gap, fk, gapk, corner, corner_k
+                                                self.vertex_faces, self.vertices, self.faces, self.face_spheres,
+                                                self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2,
+                                                f, gap, fk, gapk)
+        return s, n, d2, f, gap, fk, gapk
 
     def closest_certified(self, points: np.ndarray, rows: np.ndarray, point_o: np.ndarray, face: np.ndarray,
                           margin: np.ndarray, face_k: np.ndarray, margin_k: np.ndarray):
@@ -679,23 +587,6 @@ class SurfaceProximity:
         :meth:`search_near` and :meth:`closest_certified` give them): those with a face within
         ``distance``, depth signed by the side of the smooth normal."""
         return _within(points, idx, s, n, d2, f, gap, distance)
-
-
-def certificate_spares(outside: np.ndarray, bound: float, spare: np.ndarray, reach: np.ndarray, corner: np.ndarray,
-                       corner_k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """How far (twice over) points may move and keep their search's result, from
-    :meth:`SurfaceProximity.nearest_from_lists` (outside as given to it, bound, spare, reach) and
-    :meth:`SurfaceProximity.search_near` with the lists' rest as ``ext`` (corner, corner_k):
-    (face spare, set spare) (k,). The closest face stays among those a fresh search tests while its
-    nearest corner stays among the k nearest vertices (nearer than the next one, at the k-th distance
-    plus the spare) and the k nearest stay within the list (reach), whose other faces the gaps bound;
-    a set of faces likewise with each face's nearest corner. Where reach is 0 (a tree query's rows)
-    both are the spare: the k nearest must stay the same."""
-    next_vertex = np.minimum(outside, bound) - reach + spare
-    known = reach > 0.0
-    face = np.where(known, np.minimum(reach, next_vertex - corner), spare)
-    face_set = np.where(known, np.minimum(reach, next_vertex - corner_k), spare)
-    return np.maximum(face, 0.0), np.maximum(face_set, 0.0)
 
 
 def _within_kernel(points, idx, s, n, d2, f, gap, distance, out_idx, out_s, out_n, out_depth, out_f,

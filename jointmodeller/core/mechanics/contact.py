@@ -45,7 +45,7 @@ from jointmodeller.core.geometry.collision import (
     relative_motion_B,
     relative_pose_B,
 )
-from jointmodeller.core.geometry.collision_proximity import CERTIFIED_FACES, SurfaceProximity, certificate_spares
+from jointmodeller.core.geometry.collision_proximity import CERTIFIED_FACES, SurfaceProximity
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
@@ -257,10 +257,8 @@ class ClosestCertificates:
     """Bed vertices whose closest face on the other surface is certified near where it was searched
     (exact geometry, no facing filter): vertex v keeps face[v, c] while it stays within margin[v, c]
     of point_o[v, c] (the other body's frame) — half the lesser of the result's face gap
-    (``ClosestPoints.gap``, which also bounds the faces round the rest of the vertex's nearest-vertex
-    list) and its spare (``collision_proximity.certificate_spares``: the face's nearest corner stays
-    among the nearest vertices the search starts from, and those within the list), less
-    CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
+    (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
+    less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
     is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
     margin): the same bits as a full search. Beyond that, within margin_k[v, c] (the same from the gap
     of every face but the search's nearest few, face_k[v, c, :]), the nearest of those: a vertex
@@ -285,22 +283,19 @@ class ClosestCertificates:
                    np.full((n, slots, CERTIFIED_FACES), -1, np.int64), np.zeros((n, slots)), np.zeros(n, np.int64))
 
     def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
-               distance: float, face_spare: np.ndarray | None = None) -> None:
+               distance: float) -> None:
         """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
         search's (s, n, d2, face, gap, face_k, gap_k) per row (``SurfaceProximity.search_near``), spare
-        (k,) the nearest-vertex spares (the set certificate's: its faces stay those a fresh search
-        tests), face_spare (k,) the single face's (default the same: its face stays among those a fresh
-        search tests and the others within the gap); a vertex whose face lies within ``distance`` gets its
+        (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
         certificates in its next slot (its older slots stay: still true where they were made), the
         others none."""
-        d2, face, gap, face_k, gap_k = found[2:7]
-        face_spare = spare if face_spare is None else face_spare
+        _, _, d2, face, gap, face_k, gap_k = found
         ok = (face >= 0) & (np.sqrt(d2) <= distance)
         rows = searched[ok]
         slot = self.cursor[rows]
         self.point_o[rows, slot] = P_o[rows]
         self.face[rows, slot] = face[ok]
-        self.margin[rows, slot] = 0.5 * np.minimum(gap[ok], face_spare[ok]) - CERTIFICATE_SLACK_M
+        self.margin[rows, slot] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
         self.face_k[rows, slot] = face_k[ok]
         self.margin_k[rows, slot] = np.where(gap_k[ok] > 0.0,
                                              0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M, 0.0)
@@ -646,20 +641,16 @@ class ContactPair:
         q = P_o[idx]
         step = q - (bed.vertices_B[idx] @ lists[0].T + lists[1])  # each vertex's own move since the lists
         moved_v = np.sqrt(np.einsum("ij,ij->i", step, step))
-        outside = lists[3][sel] - moved_v
-        near, ok, spare, ext, reach = prox.nearest_from_lists(q, lists[2][sel], outside, k, bound)
+        near, ok, spare = prox.nearest_from_lists(q, lists[2][sel], lists[3][sel] - moved_v, k, bound)
         if not ok.all():
             redo = np.flatnonzero(~ok)
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
-            spare[redo] = reach[redo] = 0.0  # a tree query's k nearest come without the next one's distance
-            ext[redo] = len(prox.vertices)
-        found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos,
-                                 ext=None if certs is None else ext)
-        s_k, n_k, d2_k, f_k, gap_k = found[:5]
+            spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
+        found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos)
+        s_k, n_k, d2_k, f_k, gap_k, _, _ = found
         if certs is None:
             return prox.found(P_o, idx, s_k, n_k, d2_k, f_k, gap_k, self.search_distance)
-        face_spare, set_spare = certificate_spares(outside, bound, spare, reach, found[7], found[8])
-        certs.record(P_o, idx, found, set_spare, self.search_distance, face_spare)
+        certs.record(P_o, idx, found, spare, self.search_distance)
         s_o[search], n_o[search], d2[search], f[search] = s_k, n_k, d2_k, f_k
         gap = np.zeros(len(rows))
         gap[search] = gap_k

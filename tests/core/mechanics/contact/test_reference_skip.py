@@ -91,13 +91,13 @@ def test_nearest_from_reference_lists_equals_the_tree_query_where_it_says_so():
     for moved in (1e-6, 3e-5, 1e-4):
         dq = rng.normal(size=q0.shape)
         q = q0 + moved * dq / np.linalg.norm(dq, axis=1, keepdims=True)
-        near, ok, *_ = prox.nearest_from_lists(q, lists, outside - moved, k, bound)
+        near, ok, _ = prox.nearest_from_lists(q, lists, outside - moved, k, bound)
         ref, _ = prox.nearest_lists(q, k, bound)
         assert ok.mean() > 0.5
         for a, b in zip(near[ok], ref[ok]):
             assert set(a.tolist()) == set(b.tolist())
     # moved farther than the lists' margin: never claimed
-    _, ok, *_ = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
+    _, ok, _ = prox.nearest_from_lists(q0 + 0.01, lists, outside - 0.01 * np.sqrt(3), k, bound)
     assert not ok.any()
 
 
