@@ -88,6 +88,23 @@ def test_robertsons_kinetics_match_a_tight_reference_and_conserve_mass():
     assert abs(ours.y.sum() - 1.0) < 10 * rtol
 
 
+def test_the_transformation_matrices_are_inverses_and_diagonalise_the_radau_iia_matrix():
+    """T and TI (typed from RADAU5) against the Butcher matrix of Radau IIA order 5 (Hairer & Wanner
+    II, Table IV.5.6): T⁻¹ = TI, and TI A⁻¹ T has the real eigenvalue MU_REAL and the pair MU_COMPLEX."""
+    from jointmodeller.core.multibody.radau import MU_COMPLEX, MU_REAL, T, TI
+
+    s6 = np.sqrt(6.0)
+    A = np.array([[(88 - 7 * s6) / 360, (296 - 169 * s6) / 1800, (-2 + 3 * s6) / 225],
+                  [(296 + 169 * s6) / 1800, (88 + 7 * s6) / 360, (-2 - 3 * s6) / 225],
+                  [(16 - s6) / 36, (16 + s6) / 36, 1 / 9]])
+    np.testing.assert_allclose(T @ TI, np.eye(3), atol=1e-14)
+    L = TI @ np.linalg.inv(A) @ T
+    np.testing.assert_allclose(L[0], [MU_REAL, 0, 0], atol=1e-12)
+    block = L[1:, 1:]  # [[α, −β], [β, α]] for the pair α ± iβ
+    np.testing.assert_allclose(sorted(np.linalg.eigvals(block), key=np.imag),
+                               sorted([MU_COMPLEX, np.conj(MU_COMPLEX)], key=np.imag), atol=1e-12)
+
+
 def test_the_newton_tolerance_is_the_documented_fraction_of_the_error_allowance():
     solver = CarriedRateRadau(lambda t, y: -y, 0.0, np.ones(2), 1.0, rtol=1e-4, atol=1e-6)
     assert solver.newton_tol == NEWTON_TOLERANCE
