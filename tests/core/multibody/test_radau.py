@@ -91,7 +91,7 @@ def test_robertsons_kinetics_match_a_tight_reference_and_conserve_mass():
 def test_the_transformation_matrices_are_inverses_and_diagonalise_the_radau_iia_matrix():
     """T and TI (typed from RADAU5) against the Butcher matrix of Radau IIA order 5 (Hairer & Wanner
     II, Table IV.5.6): T⁻¹ = TI, and TI A⁻¹ T has the real eigenvalue MU_REAL and the pair MU_COMPLEX."""
-    from jointmodeller.core.multibody.radau import MU_COMPLEX, MU_REAL, T, TI
+    from jointmodeller.core.multibody.radau import MU_COMPLEX, MU_REAL, TI, T
 
     s6 = np.sqrt(6.0)
     A = np.array([[(88 - 7 * s6) / 360, (296 - 169 * s6) / 1800, (-2 + 3 * s6) / 225],
