@@ -3,9 +3,10 @@ step, as Hairer & Wanner's RADAU5 does (Solving ODEs II, §IV.8): a step whose f
 judged by the rate the earlier steps measured, leaves less than ``NEWTON_TOLERANCE`` of the error test's
 allowance stops after one iteration (three evaluations), where scipy's ``Radau`` measures a rate afresh
 in every step and so always iterates twice (six), and stops at a hundredth of the allowance at four
-digits (min(0.03, √rtol)). Everything else is scipy's ``Radau``: tolerances, the starting step, the
-finite-difference Jacobian and its LU factors, the starting guess from the last step's collocation
-polynomial, the error estimate, the step-size controller and the dense output.
+digits (min(0.03, √rtol)). Everything else is scipy's ``Radau`` (subclassed; its constants and
+predictor imported): tolerances, the starting step, the finite-difference Jacobian and its LU
+factors, the starting guess from the last step's collocation polynomial, the error estimate, the
+step-size controller and the dense output.
 
 On the demo elbow's first 2 s from rest at four digits (docs/benchmarks.md, 2026-11-29): 15,115
 evaluations against scipy's 20,585 (-27 %: fewer Newton iterations, and a Jacobian 47 times against
@@ -18,23 +19,23 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import Radau
 
-# The method's constants (Hairer & Wanner, RADAU5; as scipy's radau.py): nodes, error weights, the
-# eigen-decomposition A = T Λ T⁻¹ of the Butcher matrix (one real eigenvalue, one complex pair).
-_S6 = 6**0.5
-C = np.array([(4 - _S6) / 10, (4 + _S6) / 10, 1.0])
-E = np.array([-13 - 7 * _S6, -13 + 7 * _S6, -1.0]) / 3
-MU_REAL = 3 + 3 ** (2 / 3) - 3 ** (1 / 3)
-MU_COMPLEX = 3 + 0.5 * (3 ** (1 / 3) - 3 ** (2 / 3)) - 0.5j * (3 ** (5 / 6) + 3 ** (7 / 6))
-T = np.array([
-    [0.09443876248897524, -0.14125529502095421, 0.03002919410514742],
-    [0.25021312296533332, 0.20412935229379994, -0.38294211275726192],
-    [1.0, 1.0, 0.0]])
-TI = np.array([
-    [4.17871859155190428, 0.32768282076106237, 0.52337644549944951],
-    [-4.17871859155190428, -0.32768282076106237, 0.47662355450055044],
-    [0.50287263494578682, -2.57192694985560522, 0.59603920482822492]])
-TI_REAL = TI[0]
-TI_COMPLEX = TI[1] + 1j * TI[2]
+# The method's constants (nodes C, error weights E, the eigen-decomposition A = T Λ T⁻¹ of the Butcher
+# matrix: MU_REAL and the pair MU_COMPLEX), scipy's step-size limits and its Gustafsson predictor are
+# scipy's own: this class already depends on its Radau's internals (``_step_impl`` replaces its step)
+from scipy.integrate._ivp.radau import (
+    MAX_FACTOR,
+    MIN_FACTOR,
+    MU_COMPLEX,
+    MU_REAL,
+    NEWTON_MAXITER,
+    TI,
+    TI_COMPLEX,
+    TI_REAL,
+    C,
+    E,
+    T,
+    predict_factor,
+)
 
 NEWTON_TOLERANCE = 0.1
 """The Newton iteration stops when its estimated error left, contraction / (1 - contraction) × |ΔW| in
@@ -42,10 +43,6 @@ the error test's scaled norm, is below this fraction of the allowance (the κ of
 RADAU5's FNEWT). The error test then sees at most a tenth of its allowance from the unfinished Newton
 (scipy: a hundredth at four digits); measured on the demo, its trajectory within 1.5x scipy's distance
 from a 1e-8 reference, both far inside the tolerance."""
-NEWTON_MAXITER = 6
-"""Newton iterations per attempt before the step is retried (with a fresh Jacobian, then halved)."""
-MIN_FACTOR = 0.2
-MAX_FACTOR = 10.0
 RATE_FLOOR = np.finfo(float).eps
 """The smallest convergence factor carried over (RADAU5's ``uround``): a step that converged in one
 iteration leaves the carried factor as it was, raised to 0.8 so that it drifts back towards 1."""
@@ -59,17 +56,6 @@ this (scipy's rule): a slow Newton is the sign that the Jacobian went stale."""
 
 def _rms(x: np.ndarray) -> float:
     return float(np.linalg.norm(x) / x.size**0.5)
-
-
-def predict_factor(h_abs: float, h_abs_old: float | None, error_norm: float,
-                   error_norm_old: float | None) -> float:
-    """Gustafsson's predictive step-size factor (Hairer & Wanner II, §IV.8), as scipy's Radau."""
-    if error_norm_old is None or h_abs_old is None or error_norm == 0:
-        multiplier = 1.0
-    else:
-        multiplier = h_abs / h_abs_old * (error_norm_old / error_norm) ** 0.25
-    with np.errstate(divide="ignore"):
-        return min(1.0, multiplier) * error_norm**-0.25
 
 
 def solve_stages(fun, t: float, y: np.ndarray, h: float, Z0: np.ndarray, scale: np.ndarray, tol: float,
@@ -220,4 +206,4 @@ class CarriedRateRadau(Radau):
         return step_accepted, None
 
 
-__all__ = ["NEWTON_TOLERANCE", "CarriedRateRadau", "predict_factor", "solve_stages"]
+__all__ = ["NEWTON_TOLERANCE", "CarriedRateRadau", "solve_stages"]
