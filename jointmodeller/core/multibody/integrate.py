@@ -33,7 +33,7 @@ import numpy as np
 
 from jointmodeller.core._jit import njit
 from jointmodeller.core.state import State
-from jointmodeller.model.errors import SimulationError
+from jointmodeller.model.errors import Problem, SimulationError, ValidationError
 
 from .coupled import N_CB, project_coupled
 from .functions import FunctionTable
@@ -213,7 +213,10 @@ def simulate(system, state: State, t_end: float, accuracy: float = 1e-6, out_tim
                            min_step, tau, constraint_tol)
     else:
         if system.constraints:
-            raise ValueError(f"{method} cannot keep a constrained system on its constraints: use {PROJECTED_METHOD}")
+            raise ValidationError(Problem("Run", None, "method",
+                                          f"integrator {method} cannot keep the model's constraints (its joints' "
+                                          f"couplers or the project's constraints): {PROJECTED_METHOD} projects "
+                                          "onto them after every step; choose auto"))
         traj = _run_scipy(system, state, float(t_end), float(accuracy), out_times, method, on_step, progress, stop,
                           limit, min_step, max_step, energy_limit, tau)
     if traj.status == "failed":

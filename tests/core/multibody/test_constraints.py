@@ -132,3 +132,16 @@ def test_prescribed_motion_is_followed_during_a_run():
     np.testing.assert_allclose(tr.q[:, 0], s(times), atol=1e-8)
     np.testing.assert_allclose(tr.u[:, 0], s.calc(times, 1), atol=1e-7)
     assert np.ptp(tr.q[:, 1]) > 1e-2
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF", "DOP853"])
+def test_a_method_that_cannot_project_is_refused_with_a_message_naming_the_method(method):
+    """A constrained system (here a closed loop) with an integrator that cannot project onto its
+    constraints: a ValidationError (what the CLI and the GUI show as a message, not a traceback)
+    naming the method and the one that can, before any step."""
+    from jointmodeller.model.errors import ValidationError
+
+    system = _system([C.Ball(0, [0.1, 0.2, 0.0], 3, [0.0, -0.1, 0.1])])
+    st = C.assemble(system, _state(system, 2))
+    with pytest.raises(ValidationError, match=f"integrator {method} cannot keep.*DOPRI5"):
+        simulate(system, st, st.t + 0.1, accuracy=1e-6, method=method)
