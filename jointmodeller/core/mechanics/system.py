@@ -21,6 +21,7 @@ from jointmodeller.core.mechanics.tissue_force import TissueForces
 from jointmodeller.core.mechanics.tissues import PathProvider, TissueSet
 from jointmodeller.core.spatial_math import quat_multiply, quat_to_matrix, quat_to_matrix_into
 from jointmodeller.core.state import State
+from jointmodeller.core.tolerances import tol
 
 
 def _body_kinematics_py(q, w_B, R, w_G):  # pragma: no cover - compiled by numba
@@ -172,10 +173,11 @@ class MechanicalSystem:
         return q
 
     def error_scales(self) -> np.ndarray:
-        """Natural scale of each of y (13n,) for absolute tolerances: the model length for positions
-        and velocities, 1 for quaternions and angular velocities."""
-        n, L = self.n_bodies, self.length_scale
-        return np.concatenate([np.full(3 * n, L), np.ones(4 * n), np.full(3 * n, L), np.ones(3 * n)])
+        """Natural scale of each of y (13n,) for absolute tolerances: the model length L for positions,
+        1 for quaternions, L/τ and 1/τ for velocities and angular velocities (τ =
+        ``tol.error_time_scale``: a speed is held to what moves a body by a position's tolerance in τ)."""
+        n, L, tau = self.n_bodies, self.length_scale, tol.error_time_scale
+        return np.concatenate([np.full(3 * n, L), np.ones(4 * n), np.full(3 * n, L / tau), np.full(3 * n, 1.0 / tau)])
 
     def reference_energy(self, state: State) -> float:
         """An energy scale [J] to judge blow-up: kinetic + elastic + work of loads and weight over

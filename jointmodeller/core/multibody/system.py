@@ -265,8 +265,9 @@ class MultibodySystem:
         return bool(self.constraints) or self.codes_have_quaternions
 
     def error_scales(self) -> np.ndarray:
-        """Natural scale of each of [q; u] (nq + nu,) for absolute tolerances: 1 (rad, m, rad/s, m/s)."""
-        return np.ones(self.nq + self.nu)
+        """Natural scale of each of [q; u] (nq + nu,) for absolute tolerances: 1 (rad, m) for
+        coordinates, 1/τ (rad/s, m/s) for speeds (τ = ``tol.error_time_scale``, as the free bodies')."""
+        return np.concatenate([np.ones(self.nq), np.full(self.nu, 1.0 / tol.error_time_scale)])
 
     # ---- kinematics --------------------------------------------------------------------------
     def kinematics(self, q: np.ndarray, u: np.ndarray | None = None) -> Kinematics:

@@ -256,17 +256,42 @@ def test_implicit_methods_leave_the_fixed_bodies_out_of_their_jacobian(method, m
 def test_the_stiff_contact_integrator_lets_a_lightly_damped_stiff_mode_die_out():
     """A stiff, lightly damped mode (775 rad/s, 1 % of critical damping, as the demo elbow's forearm
     twist under contact) at four digits: the integrator chosen for contact follows the analytic decay
-    over 1 s, down to amplitudes below its absolute tolerance, where BDF (not A-stable at orders 3–5)
-    keeps it ringing at ~4x the analytic amplitude by the end."""
+    over 1 s while the amplitude exceeds its absolute position tolerance, and below it the mode dies
+    out with the envelope, where BDF (not A-stable at orders 3–5) keeps it ringing at ~4x the
+    analytic amplitude by the end."""
     from jointmodeller.core.multibody.integrate import STIFF_CONTACT_METHOD
 
     m, k, zeta, x0, L0 = 0.1, 6.0e4, 0.01, 1e-3, 0.1
     w = np.sqrt(k / m)
     system, state = mass_on_spring(mass=m, coeffs=(k,), damping=2 * zeta * np.sqrt(k * m), rest_length=L0, x0=x0)
-    traj = simulate(system, state, 1.0, 1e-4, report_times(0.0, 1.0, 1e-4), method=STIFF_CONTACT_METHOD)
+    accuracy = 1e-4
+    traj = simulate(system, state, 1.0, accuracy, report_times(0.0, 1.0, 1e-4), method=STIFF_CONTACT_METHOD)
     assert traj.status == "completed"
     x = traj.q[:, 3] - L0
+    position_tolerance = accuracy * system.error_scales()[3]
+    followed = 0
     for start in np.arange(0.0, 1.0, 0.1):  # the largest excursion in each tenth against the envelope
         peak = np.abs(x[(traj.t >= start) & (traj.t < start + 0.1)]).max()
         envelope = x0 * np.exp(-zeta * w * start)
-        assert 0.5 * envelope < peak < 1.5 * envelope, (start, peak, envelope)
+        assert peak < 1.5 * envelope, (start, peak, envelope)
+        if envelope > position_tolerance:  # asked to be accurate there: the amplitude itself
+            assert 0.5 * envelope < peak, (start, peak, envelope)
+            followed += 1
+    assert followed >= 5
+
+
+@pytest.mark.parametrize("accuracy", [1e-3, 1e-4, 1e-5])
+def test_speeds_weighed_over_the_time_scale_keep_positions_within_their_tolerance(accuracy):
+    """The integrators hold a speed to α·L/τ (``tol.error_time_scale``), not α·L per second: on a stiff,
+    lightly damped mode (775 rad/s, 1 % damping, 1 mm from rest) the stiff-contact integrator still
+    keeps the position within its tolerance α·L of the analytic motion over 0.2 s (~0.2 of it
+    measured; speeds weighed over 0.01 s leave it ~3x outside at α = 1e-3)."""
+    from jointmodeller.core.multibody.integrate import STIFF_CONTACT_METHOD
+
+    m, k, zeta, x0, L0 = 0.1, 6.0e4, 0.01, 1e-3, 0.1
+    system, state = mass_on_spring(mass=m, coeffs=(k,), damping=2 * zeta * np.sqrt(k * m), rest_length=L0, x0=x0)
+    traj = simulate(system, state, 0.2, accuracy, report_times(0.0, 0.2, 1e-4), method=STIFF_CONTACT_METHOD)
+    assert traj.status == "completed"
+    exact = _spring_dashpot(traj.t, m, k, 2 * zeta * np.sqrt(k * m), x0)[0]
+    position_tolerance = accuracy * system.error_scales()[3]
+    assert np.max(np.abs(traj.q[:, 3] - L0 - exact)) < position_tolerance
