@@ -12,14 +12,13 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from jointmodeller.app.columns import CellError
 from jointmodeller.app.document import DocEvent, Document
-from jointmodeller.gui.tables import ERROR_STYLE, READONLY_FG
+from jointmodeller.gui.tables import ERROR_STYLE, READONLY_FG, TableView
 from jointmodeller.model.errors import JointModellerError
 
 PANEL = "Coordinates"
@@ -204,14 +203,14 @@ class CoordinatesPanel(QWidget):
     def __init__(self, doc: Document, parent=None):
         super().__init__(parent)
         self.model = CoordinateTableModel(doc, self)
-        self.view = QTableView(self)
+        self.view = TableView(self)
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.DoubleClicked | QAbstractItemView.EditKeyPressed
                                   | QAbstractItemView.AnyKeyPressed)
         self.view.setAlternatingRowColors(True)
-        header = self.view.horizontalHeader()
+        header = self.view.header_view
         header.setSectionResizeMode(QHeaderView.Interactive)
         header.setStretchLastSection(False)
         self.hint = QLabel(EMPTY_HINT, self)

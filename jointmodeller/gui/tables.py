@@ -3,7 +3,7 @@ a delegate with drop-down lists for choices and references, and the panel around
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +27,29 @@ PROBLEM_BG = QColor("#ffd0d0")
 PROBLEM_FG = QColor("#8a0000")
 READONLY_FG = QColor("#777777")
 ERROR_STYLE = "color: #b00000; font-weight: bold;"
+
+
+class TableView(QTableView):
+    """A QTableView whose horizontal header and selection model are made here, so that Python holds
+    their wrappers. Asked for them instead (``horizontalHeader()``, ``selectionModel()``), shiboken
+    looks the C++ object's address up in its wrapper map, and that was seen to hand back a stale
+    wrapper of another type left at the same address ("'QOffscreenSurface' object has no attribute
+    'setSectionResizeMode'" building a panel, once in the GUI tests). The header is set up as
+    QTableView's own (clickable, highlighting the current sections)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.header_view = QHeaderView(Qt.Horizontal, self)
+        self.header_view.setSectionsClickable(True)
+        self.header_view.setHighlightSections(True)
+        self.setHorizontalHeader(self.header_view)
+        self.selection: QItemSelectionModel | None = None
+        """The selection model of the current model (made by :meth:`setModel`)."""
+
+    def setModel(self, model) -> None:  # noqa: N802 - Qt's name
+        super().setModel(model)
+        self.selection = QItemSelectionModel(model, self)
+        self.setSelectionModel(self.selection)
 
 
 class SectionTableModel(QAbstractTableModel):
@@ -178,15 +201,15 @@ class SectionPanel(QWidget):
         super().__init__(parent)
         self.section = section
         self.model = SectionTableModel(doc, section, self, columns)
-        self.view = QTableView(self)
+        self.view = TableView(self)
         self.view.setModel(self.model)
         self.view.setItemDelegate(ChoiceDelegate(self.model, self.view))
         self.view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.DoubleClicked | QAbstractItemView.EditKeyPressed
                                   | QAbstractItemView.AnyKeyPressed)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
-        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.header_view.setSectionResizeMode(QHeaderView.Interactive)
+        self.view.header_view.setStretchLastSection(True)
         self.message = QLabel("", self)
         self.message.setWordWrap(True)
         self.message.setStyleSheet(ERROR_STYLE)
@@ -205,7 +228,7 @@ class SectionPanel(QWidget):
         lay.addWidget(self.message)
         lay.addLayout(buttons)
         self.model.message.connect(self.show_message)
-        self.view.selectionModel().currentRowChanged.connect(self._row_changed)
+        self.view.selection.currentRowChanged.connect(self._row_changed)
         self._fit_pending = False
         """The columns are fitted to the contents when this panel is next shown."""
         self.model.modelReset.connect(self._reconnect)
@@ -255,7 +278,7 @@ class SectionPanel(QWidget):
 
     def select_row(self, row: int) -> None:
         """Select a row without re-announcing it (selection sync from the viewport)."""
-        with QSignalBlocker(self.view.selectionModel()):
+        with QSignalBlocker(self.view.selection):
             self.view.selectRow(row)
             self.view.setCurrentIndex(self.model.index(row, 0))
         self._refresh_row_message()

@@ -294,3 +294,27 @@ def test_coordinates_panel_lock_all_and_following_the_document(qtbot, jointed_do
     assert not panel.view.isVisibleTo(panel) and not panel.lock_all.isEnabled()
     doc.undo()
     assert panel.model.rowCount() == 2 and panel.view.isVisibleTo(panel) and not panel.hint.isVisibleTo(panel)
+
+
+def test_panels_hold_their_tables_parts_instead_of_asking_shiboken_for_them(qtbot, doc, jointed_doc, monkeypatch):
+    """The tables' header and selection model are the Python objects the panels made: a panel never
+    asks its view for them, where shiboken can hand back a stale wrapper of another type found at the
+    C++ address (seen once: a QOffscreenSurface in place of the header). Asking raises here, so a panel
+    that asks fails to build or to select."""
+    from PySide6.QtWidgets import QTableView
+
+    def stale(self):
+        raise AttributeError("'QOffscreenSurface' object has no attribute 'setSectionResizeMode'")
+
+    monkeypatch.setattr(QTableView, "horizontalHeader", stale)
+    monkeypatch.setattr(QTableView, "selectionModel", stale)
+    panel = shown(qtbot, SectionPanel(doc, "masses"))
+    rows = []
+    panel.rowSelected.connect(lambda section, row: rows.append((section, row)))
+    panel.view.setCurrentIndex(panel.model.index(1, 0))  # the user moves to a row: announced
+    assert rows == [("masses", 1)]
+    panel.select_row(0)  # selection synced from the viewport: not announced again
+    assert rows == [("masses", 1)] and panel.view.currentIndex().row() == 0
+    assert panel.view.header_view.sectionsClickable() and panel.view.header_view.highlightSections()
+    coordinates = shown(qtbot, CoordinatesPanel(jointed_doc))
+    assert coordinates.model.rowCount() == 2
