@@ -138,6 +138,25 @@ def qt_interactor_class():
     return QtInteractor
 
 
+def close_interactor(plotter) -> None:
+    """Close a pyvistaqt QtInteractor and drop its wrappers of Qt's GL context and surface.
+
+    pyvistaqt keeps ``QOpenGLContext.surface()``, the QOpenGLWidget's own QOffscreenSurface, whose
+    wrapper shiboken is not told about when Qt deletes it with the widget; after ``close()`` nothing
+    drops it, so once the window is deleted the wrapper outlives its object and shiboken hands it out
+    for whatever is made next at that address (a table's header came back as a QOffscreenSurface, and
+    a GUI test crashed in the event loop: reproduced with a parent deleted after ``close()``). Dropped
+    here while both still live, the wrappers leave shiboken's map before their objects go. Uses
+    pyvistaqt's own last step of a context teardown (``_forget_context``) where it has one."""
+    try:
+        plotter.close()
+    except Exception:  # pragma: no cover - VTK teardown differences between versions
+        pass
+    forget = getattr(plotter, "_forget_context", None)
+    if callable(forget):
+        forget()
+
+
 def _no_vsync_in_pyvistaqt_format() -> None:
     """pyvistaqt's widget installs its surface format as the default when it is made
     (``pyvistaqt.rwi._default_format``) and its own native window takes that format: with the view
@@ -285,6 +304,6 @@ def defer_module(name: str) -> None:
         setattr(sys.modules[parent], child, stand_in)  # as an import would (replaced by the real one)
 
 
-__all__ = ["QT_VIEW_MODULES", "VIEW_MODULES", "ViewImport", "defer_module", "fast_pyside_feature_check",
-           "fast_vtk_module_lookup", "import_qt_view_modules", "import_view_modules", "no_vsync_wait",
-           "qt_interactor_class", "view_surface_format"]
+__all__ = ["QT_VIEW_MODULES", "VIEW_MODULES", "ViewImport", "close_interactor", "defer_module",
+           "fast_pyside_feature_check", "fast_vtk_module_lookup", "import_qt_view_modules", "import_view_modules",
+           "no_vsync_wait", "qt_interactor_class", "view_surface_format"]

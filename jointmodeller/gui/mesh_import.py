@@ -167,7 +167,9 @@ class MeshImportDialog(QDialog):
 
     def done(self, r: int) -> None:
         if self.preview is not None:
-            self.preview.close()
+            from jointmodeller.gui.interactor import close_interactor
+
+            close_interactor(self.preview)
         super().done(r)
 
 

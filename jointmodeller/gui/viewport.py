@@ -23,7 +23,7 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from jointmodeller.gui.interactor import no_vsync_wait, qt_interactor_class, view_surface_format
+from jointmodeller.gui.interactor import close_interactor, no_vsync_wait, qt_interactor_class, view_surface_format
 from jointmodeller.gui.pick_tools import PickTools
 from jointmodeller.gui.playback import Playback
 from jointmodeller.gui.view_maker import ViewMaker
@@ -420,10 +420,7 @@ class Viewport(QWidget):
         self._timer.stop()
         self.maker.stop()
         if self._plotter is not None:  # a view never made is not made to be closed
-            try:
-                self._plotter.close()
-            except Exception:  # pragma: no cover - VTK teardown differences between versions
-                pass
+            close_interactor(self._plotter)
         return super().close()
 
 

@@ -15,7 +15,8 @@ def leaked_windows() -> list:
     """The top-level Qt windows still shown: once a test's own widgets are closed (qtbot's, the
     ``window`` fixture's), none may be left. Only QWidgets are asked: shiboken can hand back a widget
     deleted a moment ago under the type of what now lives at its address (a QOffscreenSurface was
-    seen on CI), which has no isVisible."""
+    seen on CI, from a GL surface wrapper pyvistaqt kept after close: gui.interactor.close_interactor now
+    drops it), which has no isVisible."""
     from PySide6.QtWidgets import QApplication, QWidget
 
     if QApplication.instance() is None:

@@ -164,3 +164,18 @@ def test_plots_of_forces_lengths_contact_and_laxity(qtbot):
     assert panel.figure.axes[1].lines[0].get_ydata() == pytest.approx(np.full(4, -4.0))
     header, columns = plot_columns(panel.run, panels(panel.run))
     assert header[0] == "knee_deg" and "moment arm [mm] b" in header and len(columns) == 5
+
+
+def test_a_closed_viewport_leaves_no_wrapper_of_its_gl_surface_to_outlive_it(qtbot, window, small_project):
+    """pyvistaqt keeps wrappers of its widget's GL context and of the QOffscreenSurface that context is
+    current on; deleted with the window after a plain ``close()``, that surface left a stale wrapper in
+    shiboken's map, handed out later for other objects at its address (a table header typed as a
+    QOffscreenSurface; a crash). The viewport's close drops both while they live, before the window
+    (and the surface with it) can be deleted."""
+    w = window(small_project)
+    w.viewport.ensure_view()
+    plotter = w.viewport.plotter
+    plotter.render()
+    qtbot.waitUntil(lambda: getattr(plotter, "_surface", None) is not None, timeout=5000)
+    w.viewport.close()
+    assert getattr(plotter, "_surface", None) is None and getattr(plotter, "_ctx", None) is None
