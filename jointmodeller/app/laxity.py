@@ -67,9 +67,13 @@ def build_joint(project: Project, *, gravity: bool = True, contact: bool = True,
     """The project's free-body system for a laxity sweep (app.build; the project's own loads removed).
     contact_geometry: "exact" (closest points on the meshes), "field" (signed distance fields) or
     "auto" (the laxity sweep's default, app.build.resolve_contact_geometry: fields), so the studies
-    that sweep (laxity, calibration, parameter studies) share one geometry."""
+    that sweep (laxity, calibration, parameter studies) share one geometry. Wrapped paths that stay
+    free skip their iterations (``free_path_shortcut``, as dynamics and the tree's sweep have it): on
+    the high-resolution demo the sweep takes half the time, the same 151 evaluations and the same
+    laxity to 1e-10° (docs/benchmarks.md, 2026-11-29 third session)."""
     geometry = resolve_contact_geometry(contact_geometry, study="laxity", tree=False)
-    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=geometry)
+    built = build_mechanical_system(project, contact=contact, wrapping=wrapping, contact_geometry=geometry,
+                                    free_path_shortcut=True)
     p0, q0 = built.system.positions(built.state)
     system = replace(built.system, loads=_no_loads(), gravity_G=built.system.gravity_G if gravity else np.zeros(3))
     by_name = {a.name: a.spring for a in project.attachments}
