@@ -32,10 +32,11 @@ ERROR_STYLE = "color: #b00000; font-weight: bold;"
 class TableView(QTableView):
     """A QTableView whose horizontal header and selection model are made here, so that Python holds
     their wrappers. Asked for them instead (``horizontalHeader()``, ``selectionModel()``), shiboken
-    looks the C++ object's address up in its wrapper map, and that was seen to hand back a stale
-    wrapper of another type left at the same address ("'QOffscreenSurface' object has no attribute
-    'setSectionResizeMode'" building a panel, once in the GUI tests). The header is set up as
-    QTableView's own (clickable, highlighting the current sections)."""
+    looks the C++ object's address up in its wrapper map, and a stale wrapper of another type left at
+    that address is handed back ("'QOffscreenSurface' object has no attribute 'setSectionResizeMode'"
+    building a panel, once in the GUI tests; the stale wrapper's source is closed off by
+    ``gui.interactor.close_interactor``, this guards the panels against any other). The header is set
+    up as QTableView's own (clickable, highlighting the current sections)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
