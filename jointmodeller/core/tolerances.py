@@ -27,9 +27,10 @@ class Tolerances:
     small_angle: float = 1e-8
     """Rotation angle [rad] below which sin θ / θ-type factors switch to their Taylor series."""
     error_time_scale: float = 0.1
-    """Time [s] over which the integrators weigh a speed's error against a position's (the systems'
-    ``error_scales``): a speed error of α·L/τ moves a body by α·L in τ, so at accuracy α positions
-    and speeds are held alike over the time the motion of interest takes. 0.1 s is Simbody's default
+    """Time [s] over which the integrators weigh a speed's error against a position's (the free-body
+    system's ``error_scales``; a tree's not yet, see ``MultibodySystem.error_scales``): a speed error
+    of α·L/τ moves a body by α·L in τ, so at accuracy α positions and speeds are held alike over the
+    time the motion of interest takes. 0.1 s is Simbody's default
     time scale, the one its documentation gives for biomechanical simulation (``System::
     setDefaultTimeScale``). Weighing speeds over 1 s instead held the demo elbow's 123 Hz forearm
     twist to 1e-4 rad/s, ~1/800 of the position tolerance on that mode, for no gain in the motion
