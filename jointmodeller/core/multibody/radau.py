@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.integrate import Radau
+from scipy.integrate._ivp.common import norm as _rms  # the RMS norm scipy's Radau measures with
 
 # The method's constants (nodes C, error weights E, the eigen-decomposition A = T Λ T⁻¹ of the Butcher
 # matrix: MU_REAL and the pair MU_COMPLEX), scipy's step-size limits and its Gustafsson predictor are
@@ -52,10 +53,6 @@ each time it is reused without being measured again."""
 JACOBIAN_RATE = 1e-3
 """A Jacobian is recomputed after a step whose Newton needed more than two iterations at a rate above
 this (scipy's rule): a slow Newton is the sign that the Jacobian went stale."""
-
-
-def _rms(x: np.ndarray) -> float:
-    return float(np.linalg.norm(x) / x.size**0.5)
 
 
 def solve_stages(fun, t: float, y: np.ndarray, h: float, Z0: np.ndarray, scale: np.ndarray, tol: float,
