@@ -169,7 +169,7 @@ def build_mobilized(project: Project, *, contact: bool = True, wrapping: bool = 
     bridge = MechanicsForcesOnTree(built, tree_names, extra_elements)
     try:
         system = MultibodySystem(model.system.bodies, constraints=constraints, gravity_G=project.info.gravity_G,
-                                 forces=[bridge])
+                                 forces=[bridge], length_scale=built.system.length_scale)
     except ValueError as exc:  # a coupled or locked coordinate whose mobilizer has q̇ ≠ u
         problems.append(Problem("Constraints", None, None, f"cannot be used: {exc}"))
     if problems:

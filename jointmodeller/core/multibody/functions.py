@@ -156,6 +156,18 @@ class Multiplier(Function):
         return self.function.encode(scale * self.scale)
 
 
+def coordinates_read(fn: Function | None) -> set[int]:
+    """The owner's coordinates a function depends on: none for a constant, the non-zero terms of a
+    linear combination, its one argument otherwise."""
+    if fn is None or isinstance(fn, Constant):
+        return set()
+    if isinstance(fn, Linear):
+        return {int(i) for i in np.flatnonzero(np.asarray(fn.coeffs, float).ravel())}
+    if isinstance(fn, Multiplier):
+        return coordinates_read(fn.function) if fn.scale != 0.0 else set()
+    return {int(fn.arg)}
+
+
 @njit(inline="always")
 def eval_function_1d(ftype, off, fdata, x, ux):
     """(f, ∂f/∂x, ∂²f/∂x² ux²) of an encoded function of the single coordinate x with speed ux (the

@@ -9,9 +9,9 @@ Every system the studies build (``core.multibody.MultibodySystem``, the tree; an
 One accuracy knob α (seed 003 §3.3) for two families of methods:
 
 - ``"DOPRI5"`` (default): an embedded Dormand–Prince 5(4) Runge–Kutta. A step is accepted when
-  the RMS of the error estimate, each weighted by 1/(α·max(1, |y_i|)), is ≤ 1; after every accepted
-  step q is normalised and, with constraints, q and u are projected back onto the constraint
-  manifolds (seed 003 §3.2) to RMS position error ≤ ``constraint_tol`` (default α). Systems
+  the RMS of the error estimate, each weighted by 1/(α·max(s_i, |y_i|)) (s_i: the system's
+  ``error_scales``), is ≤ 1; after every accepted step q is normalised and, with constraints, q
+  and u are projected back onto the constraint manifolds (seed 003 §3.2) to RMS position error ≤ ``constraint_tol`` (default α). Systems
   without Python force elements whose constraints are all couplers run it compiled end to end.
 - scipy's explicit ``DOP853``, ``RK45``, ``RK23`` and implicit ``Radau``, ``BDF``, ``LSODA`` (stiff
   contact; ``Radau`` is scipy's with RADAU5's carried Newton factor, ``core.multibody.radau``: the
@@ -152,8 +152,8 @@ def stop_reason(stop, t: float) -> str | None:
     return said if isinstance(said, str) else f"stopped by the user at t = {t:.6g} s"
 
 
-def _err_norm(err, y, alpha):
-    w = alpha * np.maximum(1.0, np.abs(y))
+def _err_norm(err, y, alpha, scale):
+    w = alpha * np.maximum(scale, np.abs(y))
     return np.sqrt(np.mean((err / w) ** 2))
 
 
@@ -251,6 +251,7 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
     if has_con:
         from .constraints import position_error, project_positions, project_velocities
     rhs = _Rhs(system, tau)
+    scale = system.error_scales()
 
     def project(t, y):
         st = State(t, y[:nq], y[nq:])
@@ -304,7 +305,7 @@ def _run_dopri5(system, state, t_final, accuracy, out_times, on_step, progress, 
             for s in range(1, 7):
                 K[s] = rhs(t + _C[s] * hs, y + hs * (_A[s, :s] @ K[:s]))
             y_new = y + hs * (_B @ K[:6])
-            en = _err_norm(hs * (_E @ K), y_new, accuracy)
+            en = _err_norm(hs * (_E @ K), y_new, accuracy, scale)
         if en <= 1.0:
             t_old, y_old, Q = t, y, (K.T @ _P) if on_step is not None else None
             t += hs
@@ -470,7 +471,8 @@ def _rhs_compiled(ib, fb, y, nq, nu, tau, fz, cb, cft, cfa, cfo, cfd, W, out):
 
 
 @njit
-def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, E, cb, cft, cfa, cfo, cfd, ctol):
+def _dopri_compiled(ib, fb, y0, t0, t1, alpha, scale, nq, nu, tau, out_times, A, B, C, E, cb, cft, cfa, cfo, cfd,
+                    ctol):
     tr = unpack_tree(ib, fb)
     nb = tr.parent.shape[0]
     fz = np.zeros((nb, 6))
@@ -516,7 +518,7 @@ def _dopri_compiled(ib, fb, y0, t0, t1, alpha, nq, nu, tau, out_times, A, B, C, 
             e = 0.0
             for r in range(7):
                 e += E[r] * K[r, i]
-            w = alpha * max(1.0, abs(ytmp[i]))
+            w = alpha * max(scale[i], abs(ytmp[i]))
             ssum += (hs * e / w) ** 2
         en = np.sqrt(ssum / n)
         if en <= 1.0:
@@ -559,7 +561,8 @@ def _simulate_compiled(system, state: State, t_final: float, accuracy: float, ou
     y0 = np.concatenate((q0, state.u))  # State holds float arrays
     nq = system.nq
     Y, ns, nr, nf, cmax = _dopri_compiled(
-        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), nq, system.nu,
+        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.error_scales(), nq,
+        system.nu,
         tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),
     )
     return Trajectory(outs, Y[:, :nq], Y[:, nq:], ns, nr, nf, cmax)
