@@ -100,3 +100,36 @@ def test_ball_euler_N_inverts_the_angular_velocity_map():
     R, _, _, _ = _kin(mob.BALL, 0, np.zeros(mob.N_PRM), -np.ones(6, np.int64),
                       FunctionTable().arrays(), q, w, 3)
     np.testing.assert_allclose(qd, N @ (R.T @ w), atol=1e-12)
+
+
+def test_coordinates_are_rotational_where_they_turn_a_body_at_any_pose():
+    """rotational_coordinates (by mobilizer kind and, for a custom mobilizer, by which functions
+    read a coordinate) agrees with the kinematics: a speed is rotational exactly when it turns some
+    body, checked on the Jacobians at random poses."""
+    from jointmodeller.core.multibody.functions import Constant
+    from jointmodeller.core.multibody.system import BodySpec, MobilizerSpec, MultibodySystem, rotational_coordinates
+
+    custom = MobilizerSpec("custom", parent=0, params={"coordinates": 3}, functions={
+        "theta1": Polynomial([0.0, 1.0], arg=0), "theta2": Constant(0.1),
+        "p1": Linear([0.02, 1.0, 0.0]), "p2": Spline([0.0, 1.0, 2.0], [0.0, 0.3, 0.1], arg=1)})
+    kinds = ["free", "slider", "planar", "cylinder", "pin", "ball_quaternion", "screw"]
+    bodies = [BodySpec(f"b{i}", 1.0, np.zeros(3), np.eye(3), MobilizerSpec(kind, parent=i - 1,
+                                                                             params={"pitch": 0.01}))
+              for i, kind in enumerate(kinds)]
+    bodies.append(BodySpec("c", 1.0, np.zeros(3), np.eye(3), custom))
+    custom.parent = len(kinds) - 1
+    system = MultibodySystem(bodies, length_scale=0.2)
+    rot_q, rot_u = rotational_coordinates(bodies)
+    assert rot_q.shape == (system.nq,) and rot_u.shape == (system.nu,)
+    # coordinate 2 of the custom mobilizer is read by no function: counted rotational (scale 1)
+    assert list(rot_u[-3:]) == [True, False, True]
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        state = system.default_state()
+        state.q = system.normalize(state.q + rng.normal(0.0, 0.3, system.nq))
+        Jw, _ = system.jacobians(system.kinematics(state.q))
+        turns = np.abs(Jw).max(axis=(0, 1)) > 1e-12
+        assert np.array_equal(turns[:-1], rot_u[:-1]) and not turns[-2]
+    scales = system.error_scales()
+    assert np.array_equal(scales[:system.nq] == 1.0, rot_q) and np.all(scales[:system.nq][~rot_q] == 0.2)
+    assert np.array_equal(scales[system.nq:] == 1.0, rot_u) and np.all(scales[system.nq:][~rot_u] == 0.2)
