@@ -11,8 +11,9 @@ One accuracy knob α (seed 003 §3.3) for two families of methods:
 - ``"DOPRI5"`` (default): an embedded Dormand–Prince 5(4) Runge–Kutta. A step is accepted when
   the RMS of the error estimate, each weighted by 1/(α·max(s_i, |y_i|)) (s_i: the system's
   ``error_scales``), is ≤ 1; after every accepted step q is normalised and, with constraints, q
-  and u are projected back onto the constraint manifolds (seed 003 §3.2) to RMS position error ≤ ``constraint_tol`` (default α). Systems
-  without Python force elements whose constraints are all couplers run it compiled end to end.
+  and u are projected back onto the constraint manifolds (seed 003 §3.2) to RMS position error
+  ≤ ``constraint_tol`` (default α). Systems without Python force elements whose constraints are
+  all couplers run it compiled end to end.
 - scipy's explicit ``DOP853``, ``RK45``, ``RK23`` and implicit ``Radau``, ``BDF``, ``LSODA`` (stiff
   contact; ``Radau`` is scipy's with RADAU5's carried Newton factor, ``core.multibody.radau``: the
   same method in about a quarter fewer evaluations), relative tolerance α and absolute tolerance
