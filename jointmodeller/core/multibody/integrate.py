@@ -562,8 +562,7 @@ def _simulate_compiled(system, state: State, t_final: float, accuracy: float, ou
     y0 = np.concatenate((q0, state.u))  # State holds float arrays
     nq = system.nq
     Y, ns, nr, nf, cmax = _dopri_compiled(
-        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.error_scales(), nq,
-        system.nu,
-        tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),
+        system._ib, system._fb, y0, float(state.t), float(t_final), float(accuracy), system.error_scales(),
+        nq, system.nu, tau, outs, _A, _B, _C, _E, cb, cft, cfa, cfo, cfd, float(ctol),
     )
     return Trajectory(outs, Y[:, :nq], Y[:, nq:], ns, nr, nf, cmax)

@@ -166,7 +166,8 @@ def rotational_coordinates(bodies: Sequence[BodySpec]) -> tuple[np.ndarray, np.n
     """((nq,), (nu,)) bool: the coordinates and speeds that turn their body (rad, rad/s), by the
     mobilizers' kinds; the others translate it (m, m/s). A custom mobilizer's coordinate turns its
     body when a rotation function reads it, translates it when only translation functions do (an
-    OpenSim coordinate's motion type); one that no function reads counts as rotational."""
+    OpenSim coordinate's motion type); one that no function reads counts as rotational. (The studies'
+    ``rotational_speeds`` asks the kinematics at a pose instead; a test keeps the two in agreement.)"""
     rot_q: list[bool] = []
     rot_u: list[bool] = []
     for b in bodies:
