@@ -28,13 +28,13 @@ class Tolerances:
     """Rotation angle [rad] below which sin θ / θ-type factors switch to their Taylor series."""
     error_time_scale: float = 0.1
     """Time [s] over which the integrators weigh a speed's error against a position's (the free-body
-    system's ``error_scales``; a tree's weigh speeds per second, see ``MultibodySystem.error_scales``): a speed error
-    of α·L/τ moves a body by α·L in τ, so at accuracy α positions and speeds are held alike over the
-    time the motion of interest takes. 0.1 s is Simbody's default
-    time scale, the one its documentation gives for biomechanical simulation (``System::
-    setDefaultTimeScale``). Weighing speeds over 1 s instead held the demo elbow's 123 Hz forearm
-    twist to 1e-4 rad/s, ~1/800 of the position tolerance on that mode, for no gain in the motion
-    (docs/benchmarks.md, 2026-11-29 third session)."""
+    system's ``error_scales``; a tree weighs speeds per second, see ``MultibodySystem.error_scales``):
+    a speed error of α·L/τ moves a body by α·L in τ, so at accuracy α positions and speeds are held
+    alike over the time the motion of interest takes. 0.1 s is Simbody's default time scale, the one
+    its documentation gives for biomechanical simulation (``System::setDefaultTimeScale``). Weighing
+    speeds over 1 s instead held the demo elbow's 123 Hz forearm twist to 1e-4 rad/s, ~1/800 of the
+    position tolerance on that mode, for no gain in the motion (docs/benchmarks.md, 2026-11-29 third
+    session)."""
 
 
 tol = Tolerances()

@@ -54,6 +54,22 @@ SIZES = {
     FREE: (7, 6),
 }
 
+# per type, (coordinates, speeds) as SIZES counts them: those that turn the body (True) or translate it (False);
+# custom: from its functions (core.multibody.system.rotational_coordinates)
+ROTATIONAL = {
+    WELD: ((), ()),
+    PIN: ((True,), (True,)),
+    SLIDER: ((False,), (False,)),
+    SCREW: ((True,), (True,)),
+    UNIVERSAL: ((True, True), (True, True)),
+    CYLINDER: ((True, False), (True, False)),
+    PLANAR: ((True, False, False), (True, False, False)),
+    BALL: ((True,) * 3, (True,) * 3),
+    ELLIPSOID: ((True,) * 3, (True,) * 3),
+    BALL_QUAT: ((True,) * 4, (True,) * 3),
+    FREE: ((True,) * 4 + (False,) * 3, (True,) * 3 + (False,) * 3),
+}
+
 N_PRM = 18  # parameter row width: custom stores 3 rotation axes + 3 translation axes
 
 

@@ -146,22 +146,6 @@ def build_tree(bodies: Sequence[BodySpec], gravity_G) -> tuple[Tree, list[int], 
     return tree, list(jtype), int(nq.sum()), int(nu.sum())
 
 
-# per mobilizer type: (coordinates, speeds) that turn the body (True) or translate it (False)
-_ROTATIONAL = {
-    mob.WELD: ((), ()),
-    mob.PIN: ((True,), (True,)),
-    mob.SLIDER: ((False,), (False,)),
-    mob.SCREW: ((True,), (True,)),
-    mob.UNIVERSAL: ((True, True), (True, True)),
-    mob.CYLINDER: ((True, False), (True, False)),
-    mob.PLANAR: ((True, False, False), (True, False, False)),
-    mob.BALL: ((True,) * 3, (True,) * 3),
-    mob.ELLIPSOID: ((True,) * 3, (True,) * 3),
-    mob.BALL_QUAT: ((True,) * 4, (True,) * 3),
-    mob.FREE: ((True,) * 4 + (False,) * 3, (True,) * 3 + (False,) * 3),
-}
-
-
 def rotational_coordinates(bodies: Sequence[BodySpec]) -> tuple[np.ndarray, np.ndarray]:
     """((nq,), (nu,)) bool: the coordinates and speeds that turn their body (rad, rad/s), by the
     mobilizers' kinds; the others translate it (m, m/s). A custom mobilizer's coordinate turns its
@@ -181,7 +165,7 @@ def rotational_coordinates(bodies: Sequence[BodySpec]) -> tuple[np.ndarray, np.n
             rot_q.extend(kinds)
             rot_u.extend(kinds)
         else:
-            q_kinds, u_kinds = _ROTATIONAL[jt]
+            q_kinds, u_kinds = mob.ROTATIONAL[jt]
             rot_q.extend(q_kinds)
             rot_u.extend(u_kinds)
     return np.array(rot_q, bool), np.array(rot_u, bool)
