@@ -15,7 +15,6 @@ import numpy as np
 
 from jointmodeller.core.spatial_math import matrix_to_euler
 from jointmodeller.core.studies.muscle_paths import build_multibody
-from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
 from jointmodeller.model.errors import Problem, ValidationError
 from jointmodeller.model.specs import GROUND, Project, vec3
 
@@ -47,7 +46,7 @@ def _multibody(project: Project):
 def coordinate_table(project: Project) -> list[CoordinateRow]:
     """Every named joint coordinate of the project, in mass-row order."""
     model = _multibody(project)
-    rot_u = rotational_speeds(model.system, model.q0)
+    rot_u = model.system.rotational_u
     rows = []
     for m in project.masses:
         j = m.joint

@@ -215,7 +215,6 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     from jointmodeller.app.tree_studies import pose_sample
     from jointmodeller.core.studies.equilibrium import default_load_time
     from jointmodeller.core.studies.laxity import ExperimentLoad, TissueTone, run_tree_sweep
-    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
 
     for role, body in (("fixed body", experiment.fixed_body), ("moving body", experiment.moving_body)):
         if body not in [m.name for m in project.masses]:
@@ -240,7 +239,7 @@ def sweep_tree_project(project: Project, experiment: Experiment, *, loads: np.nd
     k = mp.model.uindex[flex]
     Jw, _ = tree.jacobians(tree.kinematics(state0.q))
     axis = Jw[mp.model.body[experiment.moving_body], :, k]
-    if not rotational_speeds(tree, state0.q)[k] or np.linalg.norm(axis) < 1e-12:
+    if not tree.rotational_u[k] or np.linalg.norm(axis) < 1e-12:
         raise ValueError(f"experiment {experiment.name!r}: coordinate {flex!r} does not turn the moving body")
     axis = experiment.flexion_sign * axis / np.linalg.norm(axis)
     moving_joint = held.mass(experiment.moving_body).joint

@@ -138,11 +138,9 @@ def joint_long_axes(mp, state_q: np.ndarray, moving: str, coordinates: tuple[str
     rotation) at ``state_q`` for the moving
     bone, and with the joint's own coordinates at zero for the fixed bone. None when the joint has
     no such coordinate (a pin) or its axis lies along the flexion axis."""
-    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
-
     tree = mp.model.system
     names = [n for n in coordinates if n in mp.model.uindex]
-    rot = rotational_speeds(tree, state_q)
+    rot = tree.rotational_u
     others = [n for n in names if n != flexion and rot[mp.model.uindex[n]]]
     if not others:
         return None

@@ -20,30 +20,20 @@ from jointmodeller.model.specs import Project
 STUDY = "muscle_paths"
 
 
-def _is_rotational(project: Project, coordinate: str) -> bool:
-    for m in project.masses:
-        j = m.joint
-        if j is None or coordinate not in j.coordinates:
-            continue
-        if j.type in ("slider",):
-            return False
-        if j.type == "planar":
-            return j.coordinates.index(coordinate) == 0
-        if j.type == "custom":
-            k = j.coordinates.index(coordinate)
-            rot = [f for f in j.functions[:3] if f.coordinates and f.coordinates[0] == j.coordinates[k]]
-            return bool(rot) or not any(f.coordinates and f.coordinates[0] == coordinate for f in j.functions[3:])
-        return True
-    return True
+def _rotational(model) -> dict[str, bool]:
+    """Whether each coordinate of a built model turns its body (``MultibodySystem.rotational_u``)."""
+    rot = model.system.rotational_u
+    return {name: bool(rot[k]) for name, k in model.uindex.items()}
 
 
 def list_coordinates(project: Project) -> list[tuple[str, str]]:
     """(coordinate name, unit "deg" or "m") of every mobilizer coordinate, in mass order (for the
     study's coordinate chooser)."""
+    rotational = _rotational(build_multibody(project))
     out = []
     for m in project.masses:
         if m.joint is not None and m.joint.type != "free":
-            out += [(c, "deg" if _is_rotational(project, c) else "m") for c in m.joint.coordinates]
+            out += [(c, "deg" if rotational.get(c, True) else "m") for c in m.joint.coordinates]
     return out
 
 
@@ -72,17 +62,24 @@ def muscle_paths_run(project: Project, coordinate: str, start: float = 0.0, stop
     if path_mode not in PATH_MODES:
         raise ValueError(f"path mode must be one of {', '.join(PATH_MODES)}, got {path_mode!r}")
     opensim_compatible = path_mode == "opensim"
-    rotational = _is_rotational(project, coordinate)
+    model, problem = None, ""
+    try:
+        model = build_multibody(project)
+    except (KeyError, ValueError) as exc:
+        problem = str(exc).strip("'\"")
+    kinds = {} if model is None else _rotational(model)
+    rotational = kinds.get(coordinate, True)
     unit = "deg" if rotational else "m"
     params = {"coordinate": coordinate, "start": start, "stop": stop, "step": step, "unit": unit,
               "attachments": list(attachments) if attachments is not None else None,
               "fixed": dict(fixed or {}), "opensim_compatible": bool(opensim_compatible), "path_mode": path_mode}
-    q_fixed = {name: (np.radians(v) if _is_rotational(project, name) else v) for name, v in (fixed or {}).items()}
+    q_fixed = {name: (np.radians(v) if kinds.get(name, True) else v) for name, v in (fixed or {}).items()}
+    if problem:
+        return RunRecord(STUDY, params, "failed", problem)
     if step <= 0 or stop < start:
         return RunRecord(STUDY, params, "failed", "the range needs step > 0 and stop ≥ start")
     values = np.arange(start, stop + 0.5 * step, step)
     try:
-        model = build_multibody(project)
         res = muscle_paths(project, coordinate, np.radians(values) if rotational else values,
                            attachments, wrap_ranges, q_fixed, model=model,
                            opensim_stale_wrap_points=opensim_compatible)

@@ -72,7 +72,7 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         its, evals = its + sub.iterations, evals + sub.evaluations
         Q_true = true_forces(t, q)
         r = unbalanced_forces(system, t, q, Q_true)
-        f, m = residual_norms(system, q, r)
+        f, m = residual_norms(system, r)
         history.append(max(f, m / L))
         if progress is not None:
             progress(min(0.99, (k + 1) / max_regenerations))
@@ -94,7 +94,7 @@ def contact_equilibrium(mp: MobilizedProject, state, *, force_tol: float, moment
         if len(history) > STALL_SETS and min(history[-STALL_SETS:]) >= min(history[:-STALL_SETS]):
             break  # STALL_SETS regenerations without a better residual: stalled (a sweep bisects instead)
     r = unbalanced_forces(system, t, q, true_forces(t, q))
-    f, m = residual_norms(system, q, r)
+    f, m = residual_norms(system, r)
     if ok:
         message = f"equilibrium found: residual {f:.3g} N, {m:.3g} N·m (contact sets regenerated {k + 1} times)"
     elif stopped:
@@ -112,13 +112,11 @@ def unbalanced_description(mp: MobilizedProject, q: np.ndarray, r: np.ndarray, c
     generalized forces (force [N] on translations, moment [N·m] on rotations, compared per model
     length), each as the body its coordinate moves, the amount and the direction in ground
     ("patella_r: 3.95 N along (+0.00, −1.00, +0.00) (coordinate pf_ty_r)")."""
-    from jointmodeller.core.studies.tree_equilibrium import rotational_speeds
-
     system = mp.model.system
     r = np.asarray(r, float)
     if r.size == 0 or not np.all(np.isfinite(r)):
         return "the unbalanced forces are not finite"
-    rot = rotational_speeds(system, q)
+    rot = system.rotational_u
     L = mp.built.system.length_scale
     scaled = np.abs(r) / np.where(rot, L, 1.0)
     Jw, Jv = system.jacobians(system.kinematics(q))

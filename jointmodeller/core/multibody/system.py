@@ -150,8 +150,8 @@ def rotational_coordinates(bodies: Sequence[BodySpec]) -> tuple[np.ndarray, np.n
     """((nq,), (nu,)) bool: the coordinates and speeds that turn their body (rad, rad/s), by the
     mobilizers' kinds; the others translate it (m, m/s). A custom mobilizer's coordinate turns its
     body when a rotation function reads it, translates it when only translation functions do (an
-    OpenSim coordinate's motion type); one that no function reads counts as rotational. (The studies'
-    ``rotational_speeds`` asks the kinematics at a pose instead; a test keeps the two in agreement.)"""
+    OpenSim coordinate's motion type); one that no function reads counts as rotational. A test checks
+    the classification against the kinematics' Jacobians at random poses."""
     rot_q: list[bool] = []
     rot_u: list[bool] = []
     for b in bodies:
@@ -207,7 +207,9 @@ class MultibodySystem:
         self.length_scale = float(length_scale)
         self.bodies = list(bodies)
         self.tree, self.codes, self.nq, self.nu = build_tree(self.bodies, gravity_G)
-        self._rotational = rotational_coordinates(self.bodies)  # (nq,), (nu,): turn (True) or translate
+        self.rotational_q, self.rotational_u = rotational_coordinates(self.bodies)
+        """(nq,), (nu,) bool: the coordinates and speeds that turn their body (rad, rad/s; generalized
+        forces in N·m), the others translate it (m, m/s; N)."""
         self._ib, self._fb = pack_tree(self.tree)
         self.constraints = list(constraints)
         self.forces = list(forces)
@@ -300,9 +302,8 @@ class MultibodySystem:
         rad/s). Speeds are weighed per second, not over ``tol.error_time_scale`` as on the free
         bodies: on the knee demo, speeds over 0.1 s put its bodies 53 µm off a 9-digit run at 4
         digits, against a tolerance of α·L = 16 µm (5.8 µm per second; docs/benchmarks.md)."""
-        rot_q, rot_u = self._rotational
         L = self.length_scale
-        return np.concatenate([np.where(rot_q, 1.0, L), np.where(rot_u, 1.0, L)])
+        return np.concatenate([np.where(self.rotational_q, 1.0, L), np.where(self.rotational_u, 1.0, L)])
 
     # ---- kinematics --------------------------------------------------------------------------
     def kinematics(self, q: np.ndarray, u: np.ndarray | None = None) -> Kinematics:

@@ -12,7 +12,7 @@ singular, as with slack ligaments). After every step the position constraints ar
 coordinate projection.
 
 Residuals are judged per speed in its own unit: N for a translational speed, N·m for a rotational
-one (a speed is rotational when it turns some body).
+one (``MultibodySystem.rotational_u``: by the mobilizers' kinds).
 """
 
 from __future__ import annotations
@@ -62,12 +62,6 @@ class TreeEquilibriumResult:
         return "completed" if self.converged else ("stopped" if self.stopped else "failed")
 
 
-def rotational_speeds(system, q: np.ndarray) -> np.ndarray:
-    """(nu,) bool: speeds that turn some body at q (their generalized force is a moment)."""
-    Jw, _ = system.jacobians(system.kinematics(q))
-    return np.abs(Jw).max(axis=(0, 1)) > 1e-12 if system.n_bodies else np.zeros(system.nu, bool)
-
-
 def generalized_forces_at_rest(system, t: float, q: np.ndarray) -> np.ndarray:
     """Q (nu,): generalized forces of all force elements and gravity at q with the bodies at rest."""
     state = State(t, q, np.zeros(system.nu))
@@ -95,9 +89,9 @@ def unbalanced_forces(system, t: float, q: np.ndarray, Q: np.ndarray) -> np.ndar
     return N @ (N.T @ Q)
 
 
-def residual_norms(system, q: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+def residual_norms(system, r: np.ndarray) -> tuple[float, float]:
     """Largest unbalanced force [N] over translational speeds and moment [N·m] over rotational ones."""
-    rot = rotational_speeds(system, q)
+    rot = system.rotational_u
     return (float(np.abs(r[~rot]).max()) if (~rot).any() else 0.0,
             float(np.abs(r[rot]).max()) if rot.any() else 0.0)
 
@@ -233,7 +227,7 @@ def solve_tree_equilibrium(
     q_given = q
     q = on_manifold(q)
     q_start = q
-    rot = rotational_speeds(system, q)
+    rot = system.rotational_u
     unit = np.where(rot, 1.0 / L, 1.0)  # moments over the length scale: comparable to forces
 
     def unbalanced(N: np.ndarray, Q: np.ndarray) -> np.ndarray:
@@ -430,7 +424,7 @@ def tree_linear_model(system, state: State, *, length_scale: float, step: float 
         N = null_space(G, system.nu)
     else:
         N = np.eye(system.nu)
-    rot = rotational_speeds(system, q)
+    rot = system.rotational_u
     d = N.shape[1]
     K = np.zeros((d, d))
     for j in range(d):
