@@ -54,6 +54,7 @@ from jointmodeller.core.mechanics.contact_field_kernels import (
     exact_springs,
     field_springs,
     kinematics_arrays,
+    record_certificates,
     spring_forces,
 )
 from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus
@@ -289,17 +290,8 @@ class ClosestCertificates:
         (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
         certificates in its next slot (its older slots stay: still true where they were made), the
         others none."""
-        _, _, d2, face, gap, face_k, gap_k = found
-        ok = (face >= 0) & (np.sqrt(d2) <= distance)
-        rows = searched[ok]
-        slot = self.cursor[rows]
-        self.point_o[rows, slot] = P_o[rows]
-        self.face[rows, slot] = face[ok]
-        self.margin[rows, slot] = 0.5 * np.minimum(gap[ok], spare[ok]) - CERTIFICATE_SLACK_M
-        self.face_k[rows, slot] = face_k[ok]
-        self.margin_k[rows, slot] = np.where(gap_k[ok] > 0.0,
-                                             0.5 * np.minimum(gap_k[ok], spare[ok]) - CERTIFICATE_SLACK_M, 0.0)
-        self.cursor[rows] = (slot + 1) % self.margin.shape[1]
+        record_certificates(P_o, searched, found, spare, distance, CERTIFICATE_SLACK_M, self.point_o, self.face,
+                            self.margin, self.face_k, self.margin_k, self.cursor)
 
 
 @dataclass

@@ -14,6 +14,8 @@
   ``ContactPair.evaluate`` reports them.
 - :func:`accumulate_spring_forces`: the same forces scattered straight into the bodies' force and
   moment sums (``ContactPair.accumulate``: dynamics and quasi-static sweeps need only the sums).
+- :func:`record_certificates`: the exact geometry's closest-face certificates of a search's rows
+  written into their vertices' next slots (``ClosestCertificates.record``).
 
 Every formula is written once, in :func:`spring_force_at` and the helpers it calls
 (``contact_laws.hunt_crossley``, ``point_force_kernels``); with ``JOINTMODELLER_NUMBA=0`` the same
@@ -293,6 +295,58 @@ def accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, a, b, sign, bed_body, o
         fz = sign * fz
         scatter_point_force_at(p_G, a, px, py, pz, fx, fy, fz, force_G, torque_G)
         scatter_point_force_at(p_G, b, px, py, pz, -fx, -fy, -fz, force_G, torque_G)
+
+
+@njit(inline="always")
+def _nan_min(a, b):  # pragma: no cover - numba
+    """np.minimum of two floats: NaN when either is."""
+    if a != a or b != b:
+        return np.nan
+    return a if a <= b else b
+
+
+@njit(error_model="numpy")
+def record_certificates_kernel(P_o, searched, d2, face, gap, face_k, gap_k, spare, distance, slack, point_o,
+                               cert_face, margin, cert_face_k, margin_k, cursor):  # pragma: no cover - numba
+    """:func:`record_certificates` in one pass over the searched rows (each bed vertex once)."""
+    slots = margin.shape[1]
+    for r in range(searched.shape[0]):
+        if not (face[r] >= 0 and np.sqrt(d2[r]) <= distance):
+            continue
+        v = searched[r]
+        c = cursor[v]
+        for k in range(3):
+            point_o[v, c, k] = P_o[v, k]
+        cert_face[v, c] = face[r]
+        margin[v, c] = 0.5 * _nan_min(gap[r], spare[r]) - slack
+        for j in range(face_k.shape[1]):
+            cert_face_k[v, c, j] = face_k[r, j]
+        margin_k[v, c] = 0.5 * _nan_min(gap_k[r], spare[r]) - slack if gap_k[r] > 0.0 else 0.0
+        cursor[v] = (c + 1) % slots
+
+
+def record_certificates(P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray, distance: float,
+                        slack: float, point_o: np.ndarray, cert_face: np.ndarray, margin: np.ndarray,
+                        cert_face_k: np.ndarray, margin_k: np.ndarray, cursor: np.ndarray) -> None:
+    """Write ``ClosestCertificates.record``'s certificates of the searched bed vertices (k,) (unique
+    rows of P_o) whose face lies within ``distance``: each into its vertex's slot ``cursor``, which
+    then moves on. ``found``: the search's (s, n, d2, face, gap, face_k, gap_k) per row, spare (k,)
+    the nearest-vertex spares. Compiled: one loop; numba off: the same on whole columns."""
+    _, _, d2, face, gap, face_k, gap_k = found
+    if NUMBA_ENABLED:
+        record_certificates_kernel(P_o, np.asarray(searched, np.int64), d2, face, gap, face_k, gap_k,
+                                   _f64(spare), float(distance), float(slack), point_o, cert_face, margin,
+                                   cert_face_k, margin_k, cursor)
+        return
+    ok = (face >= 0) & (np.sqrt(d2) <= distance)
+    rows = searched[ok]
+    slot = cursor[rows]
+    point_o[rows, slot] = P_o[rows]
+    cert_face[rows, slot] = face[ok]
+    margin[rows, slot] = 0.5 * np.minimum(gap[ok], spare[ok]) - slack
+    cert_face_k[rows, slot] = face_k[ok]
+    margin_k[rows, slot] = np.where(gap_k[ok] > 0.0, 0.5 * np.minimum(gap_k[ok], spare[ok]) - slack, 0.0)
+    cursor[rows] = (slot + 1) % margin.shape[1]
 
 
 def _f64(a) -> np.ndarray:

@@ -240,3 +240,50 @@ def test_exact_springs_equal_the_numpy_formulas_on_a_fresh_search(demo_exact_pai
                 np.testing.assert_allclose(sp.offset_G, offset_G, rtol=0, atol=1e-14 * scale)
                 np.testing.assert_allclose(sp.depth, np.maximum((offset_G * normal_G).sum(axis=1), 0.0),
                                            rtol=0, atol=1e-14 * scale)
+
+
+def test_recorded_certificates_equal_the_column_formulas(monkeypatch):
+    """record_certificates' loop writes what its whole-column form writes, to the bit: rows without a
+    face or beyond the distance left alone, NaN gaps kept NaN (never a certificate), an empty set of
+    nearest faces a zero margin, each vertex's slot cursor moved on (here through a wrap-round)."""
+    import jointmodeller.core.mechanics.contact_field_kernels as kernels
+    from jointmodeller.core.mechanics.contact import ClosestCertificates
+
+    rng = np.random.default_rng(7)
+    n, k, faces_k = 50, 30, 6
+    P_o = rng.normal(size=(n, 3))
+    searched = np.sort(rng.choice(n, k, replace=False)).astype(np.int64)
+    d2 = rng.uniform(0.0, 2e-6, k)
+    d2[:3] = np.inf
+    face = rng.integers(-1, 100, k).astype(np.int64)
+    gap = rng.uniform(0.0, 1e-4, k)
+    gap[5] = np.nan
+    face[5:7], d2[5:7] = 1, 1e-8  # rows with a NaN gap (5) and a NaN spare (6) are kept
+    face_k = rng.integers(-1, 100, (k, faces_k)).astype(np.int64)
+    gap_k = np.where(rng.random(k) < 0.3, 0.0, rng.uniform(0.0, 1e-3, k))
+    spare = rng.uniform(0.0, 2e-4, k)
+    spare[6] = np.nan
+    found = (None, None, d2, face, gap, face_k, gap_k)
+    start = np.zeros(n, np.int64)
+    start[searched[::2]] = 2  # some vertices' next slot is the last: they wrap round to 0
+    written = []
+    for compiled in (True, False):
+        monkeypatch.setattr(kernels, "NUMBA_ENABLED", compiled)
+        certs = ClosestCertificates.empty(n, slots=3)
+        certs.face_k = np.full((n, 3, faces_k), -1, np.int64)
+        certs.cursor[:] = start
+        for _ in range(2):
+            kernels.record_certificates(P_o, searched, found, spare, 1e-3, 1e-12, certs.point_o, certs.face,
+                                        certs.margin, certs.face_k, certs.margin_k, certs.cursor)
+        written.append(certs)
+    fast, columns = written
+    for name in ("point_o", "face", "margin", "face_k", "margin_k", "cursor"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(columns, name), err_msg=name)
+    kept = (face >= 0) & (np.sqrt(d2) <= 1e-3)
+    assert 0 < kept.sum() < k and np.isnan(fast.margin).any()
+    rows = searched[kept]
+    np.testing.assert_array_equal(fast.cursor[rows], (start[rows] + 2) % 3)  # written twice
+    np.testing.assert_array_equal(fast.face[rows, (start[rows] + 1) % 3], face[kept])
+    untouched = np.setdiff1d(np.arange(n), rows)
+    np.testing.assert_array_equal(fast.cursor[untouched], start[untouched])
+    assert np.all(fast.face[untouched] == -1)
