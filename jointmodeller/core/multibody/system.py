@@ -209,7 +209,9 @@ class MultibodySystem:
         self.tree, self.codes, self.nq, self.nu = build_tree(self.bodies, gravity_G)
         self.rotational_q, self.rotational_u = rotational_coordinates(self.bodies)
         """(nq,), (nu,) bool: the coordinates and speeds that turn their body (rad, rad/s; generalized
-        forces in N·m), the others translate it (m, m/s; N)."""
+        forces in N·m), the others translate it (m, m/s; N). Read-only: callers share them."""
+        self.rotational_q.setflags(write=False)
+        self.rotational_u.setflags(write=False)
         self._ib, self._fb = pack_tree(self.tree)
         self.constraints = list(constraints)
         self.forces = list(forces)
