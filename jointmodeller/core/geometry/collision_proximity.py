@@ -28,6 +28,8 @@ NEAREST_VERTICES = 6
 FACING_NEAREST_VERTICES = 16
 #: the nearest faces a search reports for a set certificate (a vertex's fan has about six)
 CERTIFIED_FACES = 6
+#: a point's certificates tried, nearest first (each costs a face test or more)
+NEAREST_SLOTS_TRIED = 3
 
 
 def _vertex_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -183,7 +185,7 @@ def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  
 
 
 def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_facing, facing_cos, out_s, out_n,
-                    out_d2, out_f, out_gap, out_fk, out_gapk):  # pragma: no cover
+                    out_d2, out_f, out_gap, out_fk, out_gapk, out_dk):  # pragma: no cover
     """For each query point q[r] test the faces around its nearest vertices near[r, :].
 
     With use_facing, only faces whose normal opposes facing[r] count (the surface seen from a
@@ -200,10 +202,10 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
     (a skipped face counts by its sphere: centre distance less radius); 0 with use_facing (a face's
     facing flips with the point's own normal) or a degenerate face among them. While the point
     moves less than half of it (and its nearest vertices stay the same), the same face is closest.
-    out_fk (m, K): the K nearest faces tested, nearest first (−1: fewer), and out_gapk (m,) the same
-    lower bound for every face but those (0: fewer than two): while the point moves less than half
-    of it, one of them is closest — a point beneath a face near its edge or corner, whose gap is
-    tiny (the faces round them are nearly as near), keeps the set.
+    out_fk (m, K): the K nearest faces tested, nearest first (−1: fewer), out_dk (m, K) their distances
+    (inf: none), and out_gapk (m,) the same lower bound for every face but those (0: fewer than two):
+    while the point moves less than half of it, one of them is closest — a point beneath a face near
+    its edge or corner, whose gap is tiny (the faces round them are nearly as near), keeps the set.
 
     A face met again round a later nearest vertex (a corner of it came earlier in near[r, :]) is
     not looked at twice (about half the faces tested were repeats): the closest face and its bits
@@ -293,6 +295,7 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         out_gapk[r] = 0.0
         for j in range(K):
             out_fk[r, j] = kf[j] if not use_facing else -1
+            out_dk[r, j] = math.sqrt(kd[j]) if kf[j] >= 0 and not use_facing else np.inf
         if bf < 0:
             continue
         if not use_facing:
@@ -303,69 +306,169 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
         _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
 
 
-def _held_kernel(P, rows, point_o, face, margin, face_k, margin_k, verts, faces, vnormals, out_held, out_s, out_n,
-                 out_d2, out_f):  # pragma: no cover
-    """For each row r, point v = rows[r] of P, and each certificate slot c (the first that holds):
-    held when it lies within margin[v, c] (> 0) of point_o[v, c], and then its closest point,
-    interpolated unit normal and squared distance on face[v, c] (the same arithmetic, so the same
-    bits, as :func:`_closest_kernel`); else held when it lies within margin_k[v, c] of it, the closest
-    face being one of face_k[v, c, :] (−1: fewer): the nearest of those (not held on a tie, which
-    the search would break by its order). A vertex's slots lie side by side in memory."""
+@njit(inline="always")
+def _keeps_nearest(p0, p1, p2, near_v, v, c, verts, moved, bound):  # pragma: no cover
+    """Whether the point (p0, p1, p2), moved by ``moved`` since slot c of vertex v was certified, still has
+    near_v[v, c, :] as its nearest surface vertices: the farthest of them nearer than bound − moved."""
+    room = bound - moved
+    if not room > 0.0:
+        return False
+    room2 = room * room
+    for j in range(near_v.shape[2]):
+        w = near_v[v, c, j]
+        if w < 0 or w >= verts.shape[0]:
+            return False
+        ex = verts[w, 0] - p0
+        ey = verts[w, 1] - p1
+        ez = verts[w, 2] - p2
+        if not ex * ex + ey * ey + ez * ez < room2:
+            return False
+    return True
+
+
+def _held_kernel(P, rows, point_o, face, reach, face_k, face_k_d, reach_k, near_v, next_v, near_margin, verts, faces,
+                 vnormals, out_held, out_s, out_n, out_d2, out_f):  # pragma: no cover
+    """For each row r, point p = P[rows[r]] of bed vertex v, and its certificate slot c nearest p (the
+    others when it fails, nearest first, up to NEAREST_SLOTS_TRIED), with m = |p − point_o[v, c]| (how
+    far the point moved since the search that made it):
+
+    - the search would take the same nearest vertices: each of near_v[v, c, :] is nearer than
+      next_v[v, c] − m (every other vertex was at least next_v away there; distance is 1-Lipschitz),
+      which needs no distance when m < near_margin[v, c] (half the room the k-th nearest had);
+    - and face[v, c] is nearer than reach[v, c] − m (every other face searched was at least reach away
+      there): held, with its closest point, interpolated unit normal and squared distance (the same
+      arithmetic, so the same bits, as :func:`_closest_kernel`);
+    - or else the nearest of face_k[v, c, :] (−1: fewer; face_k[v, c, 0] is face[v, c]) is nearer than
+      reach_k[v, c] − m (every face searched but those was at least reach_k away): held with that one
+      (not on a tie, which the search would break by its order, nor with a degenerate face). A face
+      of the set that was farther (face_k_d[v, c, j], its distance there, less a rounding slack) than
+      the nearest so far by more than m cannot be the nearest now: it is not measured.
+
+    Bounds that are not finite (−inf, NaN) never hold. A vertex's slots lie side by side in memory."""
+    slots = point_o.shape[1]
+    moved_c = np.empty(slots)
     for r in range(rows.shape[0]):
         v = rows[r]
         out_held[r] = False
         p0 = P[v, 0]
         p1 = P[v, 1]
         p2 = P[v, 2]
-        for c in range(point_o.shape[1]):
+        for c in range(slots):
             dx = p0 - point_o[v, c, 0]
             dy = p1 - point_o[v, c, 1]
             dz = p2 - point_o[v, c, 2]
-            move2 = dx * dx + dy * dy + dz * dz
-            m = margin[v, c]
-            if m > 0.0 and move2 < m * m:
-                f = face[v, c]
-                ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-                ok, u, vv, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
-                out_held[r] = True
-                out_d2[r] = dd if ok else np.inf
-                out_f[r] = f
-                _write_closest(r, f, u, vv, w, verts, faces, vnormals, out_s, out_n)
-                break
-            m = margin_k[v, c]
-            if not (m > 0.0 and move2 < m * m):
+            moved_c[c] = dx * dx + dy * dy + dz * dz if face[v, c] >= 0 else np.inf  # squared
+        for _ in range(min(slots, NEAREST_SLOTS_TRIED)):
+            c = 0
+            for c2 in range(1, slots):  # the nearest slot not tried yet
+                if moved_c[c2] < moved_c[c]:
+                    c = c2
+            if moved_c[c] == np.inf:
+                break  # every slot tried
+            moved = math.sqrt(moved_c[c])
+            moved_c[c] = np.inf
+            if not (moved < next_v[v, c] and (moved < reach[v, c] or moved < reach_k[v, c])):
+                continue  # cannot hold however near the faces and vertices lie now
+            keeps = 1 if moved < near_margin[v, c] else 0  # 1: keeps its nearest vertices; 0: not known; -1: not
+            f = face[v, c]
+            ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
+            ok, bu, bv, bw, best = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
+            if not ok:
                 continue
-            best = np.inf
-            bf = -1
-            bu = 0.0
-            bv = 0.0
-            bw = 0.0
+            nearest = math.sqrt(best)
+            if nearest + moved < reach[v, c]:
+                if keeps == 0:
+                    keeps = 1 if _keeps_nearest(p0, p1, p2, near_v, v, c, verts, moved, next_v[v, c]) else -1
+                if keeps > 0:
+                    out_held[r] = True
+                    out_d2[r] = best
+                    out_f[r] = f
+                    _write_closest(r, f, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
+                    break
+                continue
+            if not moved < reach_k[v, c]:
+                continue
+            if keeps == 0:
+                keeps = 1 if _keeps_nearest(p0, p1, p2, near_v, v, c, verts, moved, next_v[v, c]) else -1
+            if keeps < 0:
+                continue
+            bf = f
             clear = True  # no degenerate face, no tie for the least
-            for j in range(face_k.shape[2]):
+            for j in range(1, face_k.shape[2]):
                 g = face_k[v, c, j]
                 if g < 0:
                     break
+                if face_k_d[v, c, j] - moved > nearest:
+                    continue
                 ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(g, verts, faces)
-                ok, u, vv, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
+                ok, u, vv, w3, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
                 if not ok:
                     clear = False
                     break
                 if dd < best:
                     best = dd
+                    nearest = math.sqrt(dd)
                     bf = g
                     bu = u
                     bv = vv
-                    bw = w
+                    bw = w3
                     clear = True
                 elif dd == best:
                     clear = False
-            if not clear or bf < 0:
+            if not clear or not nearest + moved < reach_k[v, c]:
                 continue
             out_held[r] = True
             out_d2[r] = best
             out_f[r] = bf
             _write_closest(r, bf, bu, bv, bw, verts, faces, vnormals, out_s, out_n)
             break
+
+
+@njit(inline="always")
+def certificate_bounds_row(p0, p1, p2, near, r, verts, d2, gap, gap_k, spare, slack):  # pragma: no cover - numba
+    """(reach, reach_k, next, near_margin) of a search's row r, the point (p0, p1, p2) with near[r, :] its nearest
+    vertices and d2, gap, gap_k, spare its results (:func:`certificate_bounds`), compiled for loops."""
+    d = math.sqrt(d2)
+    reach = d + gap - slack if gap > 0.0 else -np.inf
+    reach_k = d + gap_k - slack if gap_k > 0.0 else -np.inf
+    farthest = 0.0
+    for j in range(near.shape[1]):
+        w = near[r, j]
+        if w < 0 or w >= verts.shape[0]:
+            return reach, reach_k, -np.inf, -np.inf
+        ex = verts[w, 0] - p0
+        ey = verts[w, 1] - p1
+        ez = verts[w, 2] - p2
+        dv = math.sqrt(ex * ex + ey * ey + ez * ez)
+        if dv > farthest:
+            farthest = dv
+    if not spare > 0.0:
+        return reach, reach_k, -np.inf, -np.inf
+    return reach, reach_k, farthest + spare - slack, 0.5 * spare - slack
+
+
+def certificate_bounds(q: np.ndarray, near: np.ndarray, verts: np.ndarray, d2: np.ndarray, gap: np.ndarray,
+                       gap_k: np.ndarray, spare: np.ndarray,
+                       slack: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The bounds a search's rows certify (:meth:`SurfaceProximity.closest_certified`), each less
+    ``slack`` [m] against rounding, −inf where there is none: reach (m,), the distance within which
+    no face searched but the closest lay (closest distance + ``gap``); reach_k, the same for every face
+    but the nearest few (+ ``gap_k``); next, within which no vertex but the k nearest ``near`` (m, k)
+    lay (the k-th's distance + ``spare``, from :meth:`SurfaceProximity.nearest_from_lists`); near_margin,
+    how far the point may move with those k nearest for certain, half the spare (no distance to
+    measure then). q (m, 3) the searched points, d2, gap, gap_k as :meth:`SurfaceProximity.search_near`
+    gives them."""
+    d = np.sqrt(d2)
+    with np.errstate(invalid="ignore"):
+        reach = np.where(gap > 0.0, d + gap - slack, -np.inf)
+        reach_k = np.where(gap_k > 0.0, d + gap_k - slack, -np.inf)
+        complete = np.all((near >= 0) & (near < len(verts)), axis=1)
+        ends = verts[np.where(complete[:, None], near, 0)]
+        farthest = np.sqrt(((ends - q[:, None, :]) ** 2).sum(axis=2)).max(axis=1) if near.shape[1] else np.zeros(len(q))
+        certain = complete & (spare > 0.0)
+        nxt = np.where(certain, farthest + spare - slack, -np.inf)
+        near_margin = np.where(certain, 0.5 * spare - slack, -np.inf)
+    return reach, reach_k, nxt, near_margin
 
 
 @dataclass(frozen=True)
@@ -528,16 +631,16 @@ class SurfaceProximity:
         else:
             q = np.zeros((0, 3))
         fac = None if facing is None else np.asarray(facing, float)[idx]
-        s, n, d2, f, gap, _, _ = self.search_near(q, near, fac, facing_cos, use_numba)
+        s, n, d2, f, gap, *_ = self.search_near(q, near, fac, facing_cos, use_numba)
         return _within(points, idx, s, n, d2, f, gap, distance)
 
     def search_near(self, q: np.ndarray, near: np.ndarray | None, facing: np.ndarray | None = None,
                     facing_cos: float = 0.0, use_numba: bool | None = None):
         """The closest-point search of :meth:`closest` for points q (m, 3) round their nearest vertices
         near (m, k) (index len(vertices): none), before the distance filter: (s (m, 3), n (m, 3),
-        d2 (m,), f (m,), gap (m,), fk (m, CERTIFIED_FACES), gapk (m,)), f = −1 where no face was found;
-        fk and gapk the nearest faces and their set's gap (:func:`_closest_kernel`). ``facing``
-        (m, 3) as in :meth:`closest`, per row."""
+        d2 (m,), f (m,), gap (m,), fk (m, CERTIFIED_FACES), gapk (m,), dk (m, CERTIFIED_FACES)), f = −1
+        where no face was found; fk, gapk and dk the nearest faces, their set's gap and their distances
+        (:func:`_closest_kernel`). ``facing`` (m, 3) as in :meth:`closest`, per row."""
         m = len(q)
         s = np.zeros((m, 3))
         n = np.zeros((m, 3))
@@ -546,6 +649,7 @@ class SurfaceProximity:
         gap = np.zeros(m)
         fk = np.full((m, CERTIFIED_FACES), -1, dtype=np.int64)
         gapk = np.zeros(m)
+        dk = np.full((m, CERTIFIED_FACES), np.inf)
         if m:
             assert near is not None
             fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
@@ -553,21 +657,29 @@ class SurfaceProximity:
                                                 np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(m, -1)),
                                                 self.vertex_faces, self.vertices, self.faces, self.face_spheres,
                                                 self.vertex_normals, fac, facing is not None, facing_cos, s, n, d2,
-                                                f, gap, fk, gapk)
-        return s, n, d2, f, gap, fk, gapk
+                                                f, gap, fk, gapk, dk)
+        return s, n, d2, f, gap, fk, gapk, dk
 
     def closest_certified(self, points: np.ndarray, rows: np.ndarray, point_o: np.ndarray, face: np.ndarray,
-                          margin: np.ndarray, face_k: np.ndarray, margin_k: np.ndarray):
-        """Which of the points ``rows`` (k,) still lie within one of their certificates — within
-        margin[v] (> 0) of point_o[v], where face[v] was certified closest (per point of ``points``),
-        or within margin_k[v], where one of face_k[v, :] was — and, for those, the closest point on
-        that face, the same bits as the search: (held (k,) bool, s (k, 3), n (k, 3), d2 (k,), f (k,)),
-        the rows not held left as :meth:`search_near` leaves a point without a face, for the caller to
-        fill. Each certificate array may carry a second axis of slots (several certificates per
-        point, from searches at different places; the first that holds is used)."""
-        if np.ndim(margin) == 1:  # one slot
-            point_o, face, margin, face_k, margin_k = (np.asarray(x)[:, None] for x in (point_o, face, margin, face_k,
-                                                                                        margin_k))
+                          reach: np.ndarray, face_k: np.ndarray, face_k_d: np.ndarray, reach_k: np.ndarray,
+                          near_v: np.ndarray, next_v: np.ndarray, near_margin: np.ndarray):
+        """Which of the points ``rows`` (k,) a certificate from an earlier search still answers, and for
+        those the closest point on the certified face, the same bits as the search: (held (k,) bool,
+        s (k, 3), n (k, 3), d2 (k,), f (k,)), the rows not held left as :meth:`search_near` leaves a
+        point without a face, for the caller to fill.
+
+        A certificate (per point of ``points``, made where the search found the point at point_o[v]:
+        :func:`certificate_bounds`) holds while the point, moved by m since, keeps its nearest vertices
+        near_v[v, :] — the farthest of them nearer than next_v[v] − m (certain without measuring while
+        m < near_margin[v]) — and face[v] is nearer than reach[v] − m, or the nearest of face_k[v, :]
+        (their distances there, face_k_d[v, :], less a rounding slack) nearer than reach_k[v] − m: every
+        other face the search looks at lies farther (distances are 1-Lipschitz). Each certificate array
+        may carry a second axis of slots (several certificates per point, from searches at different
+        places; the nearest that holds is used: :func:`_held_kernel`)."""
+        if np.ndim(reach) == 1:  # one slot
+            point_o, face, reach, face_k, face_k_d, reach_k, near_v, next_v, near_margin = (
+                np.asarray(x)[:, None] for x in (point_o, face, reach, face_k, face_k_d, reach_k, near_v, next_v,
+                                                 near_margin))
         k = len(rows)
         held = np.zeros(k, dtype=np.bool_)
         s = np.zeros((k, 3))
@@ -576,8 +688,10 @@ class SurfaceProximity:
         f = np.full(k, -1, dtype=np.int64)
         if k:
             _kernel(_held_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
-                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, margin, face_k,
-                                        margin_k, self.vertices, self.faces, self.vertex_normals, held, s, n, d2, f)
+                                        np.ascontiguousarray(rows, dtype=np.int64), point_o, face, reach, face_k,
+                                        face_k_d, reach_k, near_v, next_v, near_margin, self.vertices, self.faces,
+                                        self.vertex_normals,
+                                        held, s, n, d2, f)
         return held, s, n, d2, f
 
     @staticmethod

@@ -79,7 +79,7 @@ CANDIDATE_SLACK_FRACTION = 0.25
 #: the exact geometry reuses certified closest faces (ClosestCertificates); tests switch it off to
 #: compare with every face searched afresh
 CERTIFIED_CLOSEST = True
-#: a certificate's margin is shortened by this much [m] against rounding (distances of bodies some
+#: a certificate's bounds are shortened by this much [m] against rounding (distances of bodies some
 #: decimetres across round at ~1e-17 m)
 CERTIFICATE_SLACK_M = 1e-12
 #: certificates kept per bed vertex (ClosestCertificates): Radau's three stages, visited in turn
@@ -256,15 +256,16 @@ class _Springs:
 @dataclass
 class ClosestCertificates:
     """Bed vertices whose closest face on the other surface is certified near where it was searched
-    (exact geometry, no facing filter): vertex v keeps face[v, c] while it stays within margin[v, c]
-    of point_o[v, c] (the other body's frame) — half the lesser of the result's face gap
-    (``ClosestPoints.gap``) and its nearest-vertex spare (``SurfaceProximity.nearest_from_lists``),
-    less CERTIFICATE_SLACK_M — as distance to each face and vertex is 1-Lipschitz. Its closest point
-    is then the one on that face (``SurfaceProximity.closest_certified``, which also tests the
-    margin): the same bits as a full search. Beyond that, within margin_k[v, c] (the same from the gap
-    of every face but the search's nearest few, face_k[v, c, :]), the nearest of those: a vertex
-    beneath a face near its edge or corner has a tiny gap, as the faces round it are nearly as
-    near, but a large one to the rest.
+    (exact geometry, no facing filter). A search at point_o[v, c] (the other body's frame) leaves
+    bounds there (``core.geometry.collision_proximity.certificate_bounds``, each less
+    CERTIFICATE_SLACK_M): every surface vertex but its nearest near_v[v, c, :] lay at least next_v away,
+    every face searched but face[v, c] at least reach away, and every one but face_k[v, c, :] (its
+    nearest few) at least reach_k away. Distance to each vertex and face being 1-Lipschitz, a vertex
+    moved by m since keeps the search's answer while its nearest vertices stay nearer than
+    next_v − m and face[v, c] (or the nearest of face_k) nearer than reach − m (reach_k − m), measured
+    where it is now (``SurfaceProximity.closest_certified``): the same bits as a full search. A vertex
+    beneath a face near its edge or corner has a tiny single-face reach, as the faces round it are
+    nearly as near, but a large one past its few nearest.
 
     A certificate is a fact of the geometry, true wherever it was made, so each vertex keeps its
     last CERTIFICATE_SLOTS (slot c, written in turn, ``cursor``): an implicit Runge–Kutta method
@@ -272,26 +273,43 @@ class ClosestCertificates:
     overwritten at each before the next iteration came back to it."""
 
     point_o: np.ndarray  # (n, slots, 3): a vertex's slots side by side in memory
-    face: np.ndarray  # (n, slots)
-    margin: np.ndarray  # (n, slots); ≤ 0: none
+    face: np.ndarray  # (n, slots); −1: none
+    reach: np.ndarray  # (n, slots) [m]; −inf: none
     face_k: np.ndarray  # (n, slots, CERTIFIED_FACES)
-    margin_k: np.ndarray  # (n, slots); ≤ 0: none
+    face_k_d: np.ndarray  # (n, slots, CERTIFIED_FACES) [m]: their distances there, less the slack
+    reach_k: np.ndarray  # (n, slots) [m]; −inf: none
+    near_v: np.ndarray  # (n, slots, k): the search's nearest surface vertices
+    next_v: np.ndarray  # (n, slots) [m]; −inf: none
+    near_margin: np.ndarray  # (n, slots) [m]: the move that keeps near_v for certain (half the spare); −inf: none
     cursor: np.ndarray  # (n,) the slot each vertex writes next
 
     @classmethod
-    def empty(cls, n: int, slots: int = CERTIFICATE_SLOTS) -> "ClosestCertificates":
-        return cls(np.zeros((n, slots, 3)), np.full((n, slots), -1, np.int64), np.zeros((n, slots)),
-                   np.full((n, slots, CERTIFIED_FACES), -1, np.int64), np.zeros((n, slots)), np.zeros(n, np.int64))
+    def empty(cls, n: int, k: int, slots: int = CERTIFICATE_SLOTS) -> "ClosestCertificates":
+        """No certificates for n bed vertices, each search taking k nearest surface vertices."""
+        def none() -> np.ndarray:
+            return np.full((n, slots), -np.inf)
 
-    def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray,
-               distance: float) -> None:
+        return cls(point_o=np.zeros((n, slots, 3)), face=np.full((n, slots), -1, np.int64), reach=none(),
+                   face_k=np.full((n, slots, CERTIFIED_FACES), -1, np.int64),
+                   face_k_d=np.full((n, slots, CERTIFIED_FACES), np.inf), reach_k=none(),
+                   near_v=np.full((n, slots, k), -1, np.int64), next_v=none(), near_margin=none(),
+                   cursor=np.zeros(n, np.int64))
+
+    def record(self, P_o: np.ndarray, searched: np.ndarray, found: tuple, near: np.ndarray, spare: np.ndarray,
+               verts: np.ndarray, distance: float) -> None:
         """Certificates from a full search of the bed vertices ``searched`` (k,) at P_o: ``found`` the
-        search's (s, n, d2, face, gap, face_k, gap_k) per row (``SurfaceProximity.search_near``), spare
-        (k,) the nearest-vertex spares; a vertex whose face lies within ``distance`` gets its
-        certificates in its next slot (its older slots stay: still true where they were made), the
-        others none."""
-        record_certificates(P_o, searched, found, spare, distance, CERTIFICATE_SLACK_M, self.point_o, self.face,
-                            self.margin, self.face_k, self.margin_k, self.cursor)
+        search's (s, n, d2, face, gap, face_k, gap_k, dk) per row (``SurfaceProximity.search_near``), near
+        the surface vertices ``verts`` it searched round, spare (k,) their spares; a vertex whose face
+        lies within ``distance`` gets its certificates in its next slot (its older slots stay: still
+        true where they were made), the others none."""
+        record_certificates(P_o, searched, found, near, spare, verts, distance, CERTIFICATE_SLACK_M, self.point_o,
+                            self.face, self.reach, self.face_k, self.face_k_d, self.reach_k, self.near_v, self.next_v,
+                            self.near_margin, self.cursor)
+
+    def held(self, prox, P_o: np.ndarray, rows: np.ndarray):
+        """``prox.closest_certified`` of the bed vertices ``rows`` at P_o against these certificates."""
+        return prox.closest_certified(P_o, rows, self.point_o, self.face, self.reach, self.face_k, self.face_k_d,
+                                      self.reach_k, self.near_v, self.next_v, self.near_margin)
 
 
 @dataclass
@@ -620,11 +638,10 @@ class ContactPair:
         if CERTIFIED_CLOSEST and facing is None:
             certs = self._work.certificates.get(key)
             if certs is None:
-                certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o))
+                certs = self._work.certificates[key] = ClosestCertificates.empty(len(P_o), k)
         rows = cand[sel]
-        if certs is not None:  # points still within their certified closest face's margin: that face alone
-            held, s_o, n_o, d2, f = prox.closest_certified(P_o, rows, certs.point_o, certs.face, certs.margin,
-                                                           certs.face_k, certs.margin_k)
+        if certs is not None:  # points a certificate still answers: its face (or face set) alone
+            held, s_o, n_o, d2, f = certs.held(prox, P_o, rows)
             search = np.flatnonzero(~held)
         else:
             search = np.arange(len(rows))
@@ -639,10 +656,10 @@ class ContactPair:
             near[redo], _ = prox.nearest_lists(q[redo], k, bound)
             spare[redo] = 0.0  # a tree query's k nearest come without the next one's distance
         found = prox.search_near(q, near, None if facing is None else facing[idx], self.facing_cos)
-        s_k, n_k, d2_k, f_k, gap_k, _, _ = found
+        s_k, n_k, d2_k, f_k, gap_k, *_ = found
         if certs is None:
             return prox.found(P_o, idx, s_k, n_k, d2_k, f_k, gap_k, self.search_distance)
-        certs.record(P_o, idx, found, spare, self.search_distance)
+        certs.record(P_o, idx, found, near, spare, prox.vertices, self.search_distance)
         s_o[search], n_o[search], d2[search], f[search] = s_k, n_k, d2_k, f_k
         gap = np.zeros(len(rows))
         gap[search] = gap_k

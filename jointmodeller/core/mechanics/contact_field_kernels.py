@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointmodeller.core._jit import NUMBA_ENABLED, njit
+from jointmodeller.core.geometry.collision_proximity import certificate_bounds, certificate_bounds_row
 from jointmodeller.core.geometry.sdf import SignedDistanceField, smooth_sample_at
 from jointmodeller.core.mechanics.contact_laws import hunt_crossley_jit, smoothstep_jit
 from jointmodeller.core.mechanics.point_force_kernels import point_velocity_at, scatter_point_force_at
@@ -297,19 +298,12 @@ def accumulate_spring_forces_kernel(p_G, R_GB, v_G, w_G, a, b, sign, bed_body, o
         scatter_point_force_at(p_G, b, px, py, pz, -fx, -fy, -fz, force_G, torque_G)
 
 
-@njit(inline="always")
-def _nan_min(a, b):  # pragma: no cover - numba
-    """np.minimum of two floats: NaN when either is."""
-    if a != a or b != b:
-        return np.nan
-    return a if a <= b else b
-
-
 @njit(error_model="numpy")
-def record_certificates_kernel(P_o, searched, d2, face, gap, face_k, gap_k, spare, distance, slack, point_o,
-                               cert_face, margin, cert_face_k, margin_k, cursor):  # pragma: no cover - numba
+def record_certificates_kernel(P_o, searched, near, verts, d2, face, gap, face_k, gap_k, dk, spare, distance, slack,
+                               point_o, cert_face, reach, cert_face_k, face_k_d, reach_k, near_v, next_v, near_margin,
+                               cursor):  # pragma: no cover - numba
     """:func:`record_certificates` in one pass over the searched rows (each bed vertex once)."""
-    slots = margin.shape[1]
+    slots = reach.shape[1]
     for r in range(searched.shape[0]):
         if not (face[r] >= 0 and np.sqrt(d2[r]) <= distance):
             continue
@@ -318,35 +312,44 @@ def record_certificates_kernel(P_o, searched, d2, face, gap, face_k, gap_k, spar
         for k in range(3):
             point_o[v, c, k] = P_o[v, k]
         cert_face[v, c] = face[r]
-        margin[v, c] = 0.5 * _nan_min(gap[r], spare[r]) - slack
+        reach[v, c], reach_k[v, c], next_v[v, c], near_margin[v, c] = certificate_bounds_row(
+            P_o[v, 0], P_o[v, 1], P_o[v, 2], near, r, verts, d2[r], gap[r], gap_k[r], spare[r], slack)
         for j in range(face_k.shape[1]):
             cert_face_k[v, c, j] = face_k[r, j]
-        margin_k[v, c] = 0.5 * _nan_min(gap_k[r], spare[r]) - slack if gap_k[r] > 0.0 else 0.0
+            face_k_d[v, c, j] = dk[r, j] - slack
+        for j in range(near.shape[1]):
+            near_v[v, c, j] = near[r, j]
         cursor[v] = (c + 1) % slots
 
 
-def record_certificates(P_o: np.ndarray, searched: np.ndarray, found: tuple, spare: np.ndarray, distance: float,
-                        slack: float, point_o: np.ndarray, cert_face: np.ndarray, margin: np.ndarray,
-                        cert_face_k: np.ndarray, margin_k: np.ndarray, cursor: np.ndarray) -> None:
+def record_certificates(P_o: np.ndarray, searched: np.ndarray, found: tuple, near: np.ndarray, spare: np.ndarray,
+                        verts: np.ndarray, distance: float, slack: float, point_o: np.ndarray, cert_face: np.ndarray,
+                        reach: np.ndarray, cert_face_k: np.ndarray, face_k_d: np.ndarray, reach_k: np.ndarray,
+                        near_v: np.ndarray, next_v: np.ndarray, near_margin: np.ndarray, cursor: np.ndarray) -> None:
     """Write ``ClosestCertificates.record``'s certificates of the searched bed vertices (k,) (unique
     rows of P_o) whose face lies within ``distance``: each into its vertex's slot ``cursor``, which
-    then moves on. ``found``: the search's (s, n, d2, face, gap, face_k, gap_k) per row, spare (k,)
-    the nearest-vertex spares. Compiled: one loop; numba off: the same on whole columns."""
-    _, _, d2, face, gap, face_k, gap_k = found
+    then moves on. ``found``: the search's (s, n, d2, face, gap, face_k, gap_k, dk) per row, near (k, K)
+    the nearest surface vertices it searched round (of ``verts``), spare (k,) their spares; the
+    bounds as :func:`certificate_bounds` makes them. Compiled: one loop; numba off: the same on whole
+    columns."""
+    _, _, d2, face, gap, face_k, gap_k, dk = found
+    near = np.ascontiguousarray(near, dtype=np.int64)
     if NUMBA_ENABLED:
-        record_certificates_kernel(P_o, np.asarray(searched, np.int64), d2, face, gap, face_k, gap_k,
-                                   _f64(spare), float(distance), float(slack), point_o, cert_face, margin,
-                                   cert_face_k, margin_k, cursor)
+        record_certificates_kernel(P_o, np.asarray(searched, np.int64), near, verts, d2, face, gap, face_k, gap_k,
+                                   dk, _f64(spare), float(distance), float(slack), point_o, cert_face, reach,
+                                   cert_face_k, face_k_d, reach_k, near_v, next_v, near_margin, cursor)
         return
     ok = (face >= 0) & (np.sqrt(d2) <= distance)
     rows = searched[ok]
     slot = cursor[rows]
     point_o[rows, slot] = P_o[rows]
     cert_face[rows, slot] = face[ok]
-    margin[rows, slot] = 0.5 * np.minimum(gap[ok], spare[ok]) - slack
+    reach[rows, slot], reach_k[rows, slot], next_v[rows, slot], near_margin[rows, slot] = certificate_bounds(
+        P_o[rows], near[ok], verts, d2[ok], gap[ok], gap_k[ok], _f64(spare)[ok], slack)
     cert_face_k[rows, slot] = face_k[ok]
-    margin_k[rows, slot] = np.where(gap_k[ok] > 0.0, 0.5 * np.minimum(gap_k[ok], spare[ok]) - slack, 0.0)
-    cursor[rows] = (slot + 1) % margin.shape[1]
+    face_k_d[rows, slot] = dk[ok] - slack
+    near_v[rows, slot] = near[ok]
+    cursor[rows] = (slot + 1) % reach.shape[1]
 
 
 def _f64(a) -> np.ndarray:

@@ -244,46 +244,60 @@ def test_exact_springs_equal_the_numpy_formulas_on_a_fresh_search(demo_exact_pai
 
 def test_recorded_certificates_equal_the_column_formulas(monkeypatch):
     """record_certificates' loop writes what its whole-column form writes, to the bit: rows without a
-    face or beyond the distance left alone, NaN gaps kept NaN (never a certificate), an empty set of
-    nearest faces a zero margin, each vertex's slot cursor moved on (here through a wrap-round)."""
+    face or beyond the distance left alone, a NaN or zero gap or spare and an incomplete set of
+    nearest vertices no bound (−inf: never a certificate), each vertex's slot cursor moved
+    on (here through a wrap-round); the vertex bound is the farthest nearest vertex plus the spare."""
     import jointmodeller.core.mechanics.contact_field_kernels as kernels
     from jointmodeller.core.mechanics.contact import ClosestCertificates
 
     rng = np.random.default_rng(7)
-    n, k, faces_k = 50, 30, 6
+    n, k, faces_k, k_near = 50, 30, 6, 6
     P_o = rng.normal(size=(n, 3))
+    verts = rng.normal(size=(40, 3))
     searched = np.sort(rng.choice(n, k, replace=False)).astype(np.int64)
     d2 = rng.uniform(0.0, 2e-6, k)
     d2[:3] = np.inf
     face = rng.integers(-1, 100, k).astype(np.int64)
     gap = rng.uniform(0.0, 1e-4, k)
     gap[5] = np.nan
-    face[5:7], d2[5:7] = 1, 1e-8  # rows with a NaN gap (5) and a NaN spare (6) are kept
+    gap[7] = 0.0
+    face[5:9], d2[5:9] = 1, 1e-8  # rows with a NaN gap (5), a NaN spare (6), a zero gap (7), a vertex missing (8)
     face_k = rng.integers(-1, 100, (k, faces_k)).astype(np.int64)
     gap_k = np.where(rng.random(k) < 0.3, 0.0, rng.uniform(0.0, 1e-3, k))
+    dk = rng.uniform(0.0, 2e-3, (k, faces_k))
+    near = rng.integers(0, len(verts), (k, k_near)).astype(np.int64)
+    near[8, 3] = len(verts)  # fewer than k nearest within the bound
     spare = rng.uniform(0.0, 2e-4, k)
     spare[6] = np.nan
-    found = (None, None, d2, face, gap, face_k, gap_k)
+    found = (None, None, d2, face, gap, face_k, gap_k, dk)
     start = np.zeros(n, np.int64)
     start[searched[::2]] = 2  # some vertices' next slot is the last: they wrap round to 0
     written = []
+    names = ("point_o", "face", "reach", "face_k", "face_k_d", "reach_k", "near_v", "next_v", "near_margin", "cursor")
     for compiled in (True, False):
         monkeypatch.setattr(kernels, "NUMBA_ENABLED", compiled)
-        certs = ClosestCertificates.empty(n, slots=3)
-        certs.face_k = np.full((n, 3, faces_k), -1, np.int64)
+        certs = ClosestCertificates.empty(n, k_near, slots=3)
         certs.cursor[:] = start
         for _ in range(2):
-            kernels.record_certificates(P_o, searched, found, spare, 1e-3, 1e-12, certs.point_o, certs.face,
-                                        certs.margin, certs.face_k, certs.margin_k, certs.cursor)
+            kernels.record_certificates(P_o, searched, found, near, spare, verts, 1e-3, 1e-12,
+                                        *(getattr(certs, name) for name in names))
         written.append(certs)
     fast, columns = written
-    for name in ("point_o", "face", "margin", "face_k", "margin_k", "cursor"):
+    for name in names:
         np.testing.assert_array_equal(getattr(fast, name), getattr(columns, name), err_msg=name)
     kept = (face >= 0) & (np.sqrt(d2) <= 1e-3)
-    assert 0 < kept.sum() < k and np.isnan(fast.margin).any()
+    assert 0 < kept.sum() < k and np.isneginf(fast.next_v).any() and np.isneginf(fast.reach).any()
     rows = searched[kept]
     np.testing.assert_array_equal(fast.cursor[rows], (start[rows] + 2) % 3)  # written twice
-    np.testing.assert_array_equal(fast.face[rows, (start[rows] + 1) % 3], face[kept])
+    slot = (start[rows] + 1) % 3
+    np.testing.assert_array_equal(fast.face[rows, slot], face[kept])
+    farthest = np.linalg.norm(verts[np.minimum(near[kept], len(verts) - 1)] - P_o[rows][:, None], axis=2).max(axis=1)
+    certain = (spare[kept] > 0) & np.all(near[kept] < len(verts), axis=1)
+    np.testing.assert_allclose(fast.next_v[rows, slot][certain], farthest[certain] + spare[kept][certain] - 1e-12,
+                               rtol=0, atol=1e-15)
+    assert np.all(np.isneginf(fast.next_v[rows, slot][~certain]))
+    np.testing.assert_allclose(fast.near_margin[rows, slot][certain], 0.5 * spare[kept][certain] - 1e-12, rtol=0,
+                               atol=1e-18)
     untouched = np.setdiff1d(np.arange(n), rows)
     np.testing.assert_array_equal(fast.cursor[untouched], start[untouched])
     assert np.all(fast.face[untouched] == -1)
