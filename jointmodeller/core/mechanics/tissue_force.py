@@ -311,8 +311,9 @@ class TissueForces:
     """Force element for a :class:`TissueSet` (implements ``ForceElement``).
 
     ``use_numba=None`` picks the numba kernel unless the ``core._jit`` switch is off
-    (JOINTMODELLER_NUMBA=0); ``False`` forces the numpy path. Wrapped tissues always use the numpy path
-    and ``provider``.
+    (JOINTMODELLER_NUMBA=0); ``False`` forces the numpy path. Wrapped tissues use the numpy path and
+    ``provider``, except where the provider certifies their path the straight line between their
+    attachments at this pose (``free_lines``): those go through the kernel as straight tissues.
     """
 
     def __init__(self, tissues: TissueSet, provider: PathProvider | None = None, use_numba: bool | None = None):
@@ -321,6 +322,10 @@ class TissueForces:
         self.use_numba = numba_enabled(use_numba)
         # the compiled kernel handles straight polynomial tissues; the rest use the numpy path
         self._straight = (~tissues.wrapped | (tissues.model == BUSHING)) & (tissues.law != BLANKEVOORT)
+        # wrapped polynomial tissues: straight ones (the kernel's) at a pose where the provider certifies
+        # their path a free line (``free_lines``), as most are most of the time
+        self._maybe_straight = np.flatnonzero(tissues.wrapped & (tissues.model == AXIAL)
+                                              & (tissues.law != BLANKEVOORT))
         m = tissues.count
         self._buf = {
             "len": np.zeros(m), "rate": np.zeros(m), "elong": np.zeros(m), "tension": np.zeros(m),
@@ -342,13 +347,20 @@ class TissueForces:
             apply_point_forces(kin, loads.body, loads.point_G, loads.force_G, force_G, torque_G)
             return
         b = self._buf
+        active = self._straight
+        free_lines = getattr(self.provider, "free_lines", None)
+        if free_lines is not None and self._maybe_straight.size:
+            free = free_lines(kin, self._maybe_straight)
+            if free.any():
+                active = self._straight.copy()
+                active[self._maybe_straight[free]] = True
         _get_kernel()(
             kin.p_G, kin.R_GB, kin.v_G, kin.w_G, ts.body_a, ts.body_b, ts.r_a_B, ts.r_b_B, ts.coeffs,
-            ts.damping, ts.tension_only, ts.rest_length, ts.model, ts.R_AS, ts.rest_S, self._straight,
+            ts.damping, ts.tension_only, ts.rest_length, ts.model, ts.R_AS, ts.rest_S, active,
             force_G, torque_G, b["len"], b["rate"], b["elong"], b["tension"], b["defl"], b["fS"],
         )
-        if not self._straight.all():
-            sub = np.flatnonzero(~self._straight)
+        if not active.all():
+            sub = np.flatnonzero(~active)
             prov = _ReindexedProvider(self.provider, sub) if self.provider is not None else None
             loads = evaluate_tissues(t, kin, _subset(ts, sub), prov)
             apply_point_forces(kin, loads.body, loads.point_G, loads.force_G, force_G, torque_G)

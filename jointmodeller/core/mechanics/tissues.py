@@ -187,6 +187,17 @@ class CombinedPathProvider:
     def __init__(self, parts: list[tuple[np.ndarray, PathProvider]]):
         self.parts = [(np.asarray(rows, np.int64), provider) for rows, provider in parts]
 
+    def free_lines(self, kin: BodyKinematics, index: np.ndarray) -> np.ndarray:
+        """(k,) bool: the rows of ``index`` a part certifies as free straight lines at this pose (parts
+        without ``free_lines`` certify none); see ``WrappingPathProvider.free_lines``."""
+        index = np.asarray(index, np.int64)
+        mask = np.zeros(len(index), dtype=bool)
+        for rows, provider in self.parts:
+            mine = np.flatnonzero(np.isin(index, rows))
+            if len(mine) and hasattr(provider, "free_lines"):
+                mask[mine] = provider.free_lines(kin, index[mine])
+        return mask
+
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
         index = np.asarray(index, np.int64)
         outs = [provider.wrapped_paths(t, kin, index[np.isin(index, rows)])

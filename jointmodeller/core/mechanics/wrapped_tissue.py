@@ -235,6 +235,24 @@ class WrappingPathProvider:
             out[fresh[n]] = (a_G[n], b_G[n])
         return out
 
+    def free_lines(self, kin: BodyKinematics, index: np.ndarray) -> np.ndarray:
+        """(k,) bool: which of the rows ``index`` (k,) are, at this pose, the straight line between their
+        attachments that their free-line certificate vouches for (what a solve would return). Those
+        are recorded as solved here, as :meth:`wrapped_paths` records them, so a caller may treat them
+        as straight tissues (the compiled kernel) and ask :meth:`wrapped_paths` for the rest only."""
+        index = np.asarray(index, np.int64)
+        pose = Pose.from_kinematics(kin)
+        work = work_of(self, _ProviderWork)
+        work.at_pose(pose)
+        free = self._certified_lines(kin, pose, index, work)
+        mask = np.zeros(len(index), dtype=bool)
+        for j, line in free.items():
+            i = int(index[j])
+            work.lines[i] = line
+            work.solved.add(i)
+            mask[j] = True
+        return mask
+
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
         """Geometry of the tissues ``index`` (k,): ends, directions, length, rate, and extra pushes."""
         pose = Pose.from_kinematics(kin)

@@ -256,3 +256,45 @@ def test_certified_free_lines_skip_the_solve_and_give_the_solved_geometry(ball):
         TautPathSolver.solve = solve
     assert wrapped_steps > 20 and free_steps > 20  # both kinds of path were met
     assert free_solves < 0.5 * free_steps  # the lane took most free steps
+
+
+def test_tissue_forces_take_certified_free_lines_as_straight_tissues(ball):
+    """The compiled tissue forces treat a wrapped tissue whose free-line certificate holds as a straight
+    one (``WrappingPathProvider.free_lines``; no path asked of the provider): swung on and off the ball,
+    every step's forces and moments equal, to rounding, those of the same tissue whose paths are all
+    solved, the provider still knows the path it holds (``last``), and the free steps take the lane."""
+    from jointmodeller.core.data import using
+    from jointmodeller.core.geometry.wrapping.taut_path import TautOptions
+    from jointmodeller.core.mechanics.tissue_force import TissueForces
+
+    ts = make_tissue_set([0], [2], np.array([[0.01, 0.0, 0.0]]), np.array([[-0.01, 0.0, 0.002]]), COEFFS[None],
+                         damping=np.array([3.0]), tension_only=[True], rest_length=[0.08], wrapped=[True])
+    lane = WrappingPathProvider(ts, [ball], options=TautOptions(free_shortcut=True))
+    solving = WrappingPathProvider(ts, [ball], options=TautOptions(free_shortcut=True))
+    solving._certified_lines = lambda *args: {}  # the reference: every path solved
+    fast, reference = TissueForces(ts, lane), TissueForces(ts, solving)
+    asked = []
+    wrapped_paths = lane.wrapped_paths
+    lane.wrapped_paths = lambda t, kin, index: asked.append(1) or wrapped_paths(t, kin, index)
+    p0, R = three_bodies()
+    rng = np.random.default_rng(11)
+    v, w = rng.normal(0.0, 0.05, (3, 3)), rng.normal(0.0, 0.5, (3, 3))
+    lane_steps = 0
+    with using():
+        for s in 0.5 - 0.5 * np.cos(np.linspace(0.0, 2 * np.pi, 241)):
+            p = p0 + np.array([[0.0, -0.03, 0.0], [0.0, 0.0, 0.0], [0.0, -0.03 + 0.05 * s, 0.0]])
+            kin = kinematics(p, R, v, w)
+            before = len(asked)
+            out = []
+            for element in (fast, reference):
+                F, T = np.zeros((3, 3)), np.zeros((3, 3))
+                element.accumulate(0.0, kin, F, T)
+                out.append((F, T))
+            (F1, T1), (F2, T2) = out
+            scale = max(np.abs(F2).max(), 1e-9)
+            np.testing.assert_allclose(F1, F2, rtol=0, atol=1e-12 * scale)
+            np.testing.assert_allclose(T1, T2, rtol=0, atol=1e-12 * scale * 0.1)
+            np.testing.assert_allclose(lane.last[0].points_G, solving.last[0].points_G, rtol=0, atol=1e-12)
+            lane_steps += int(len(asked) == before)
+    assert lane_steps > 20  # the free stretches went through the kernel
+    assert len(asked) > 20  # the wrapped ones through the provider
