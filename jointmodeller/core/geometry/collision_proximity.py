@@ -690,8 +690,7 @@ class SurfaceProximity:
             _kernel(_held_kernel, None)(np.ascontiguousarray(points, dtype=np.float64),
                                         np.ascontiguousarray(rows, dtype=np.int64), point_o, face, reach, face_k,
                                         face_k_d, reach_k, near_v, next_v, near_margin, self.vertices, self.faces,
-                                        self.vertex_normals,
-                                        held, s, n, d2, f)
+                                        self.vertex_normals, held, s, n, d2, f)
         return held, s, n, d2, f
 
     @staticmethod

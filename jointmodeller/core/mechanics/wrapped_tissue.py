@@ -158,6 +158,7 @@ class _ProviderWork:
     p_G: np.ndarray | None = None
     R_GB: np.ndarray | None = None
     solved: set[int] = field(default_factory=set)  # the rows whose latest path was solved at that pose
+    refuted: set[int] = field(default_factory=set)  # the rows whose free-line certificate failed at that pose
 
     def at_pose(self, pose: Pose) -> set[int]:
         """The rows whose latest path was solved at ``pose`` (none when it is a new pose, which is then
@@ -167,6 +168,7 @@ class _ProviderWork:
         if not same:
             self.p_G, self.R_GB = pose.p_G.copy(), pose.R_GB.copy()
             self.solved = set()
+            self.refuted = set()
         return self.solved
 
 
@@ -210,7 +212,8 @@ class WrappingPathProvider:
                          work: _ProviderWork) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """{position j in index: the ends (a_G, b_G) (3,)} of the rows whose path at ``pose`` is the
         straight line their taut solver's free-line certificate vouches for (what the solve would
-        return), checked all at once; rows already solved at this pose keep their line."""
+        return), checked all at once and recorded as solved at this pose; rows already solved at this
+        pose keep their line, rows whose certificate failed at it are not checked again."""
         out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         fresh: list[int] = []
         for j, i in enumerate(index):
@@ -218,6 +221,8 @@ class WrappingPathProvider:
             if i in work.solved:
                 if i in work.lines:
                     out[j] = work.lines[i]
+                continue
+            if i in work.refuted:
                 continue
             solver = self.paths[i].solver
             if solver is not None and solver.has_free_line():
@@ -231,8 +236,13 @@ class WrappingPathProvider:
         warms = [self.paths[int(i)].solver.warm for i in rows]  # type: ignore[union-attr]
         clear = lines_still_clear(self.obstacles, warms, np.stack([a_G, b_G], axis=1), pose)
         clear &= np.any(a_G != b_G, axis=1)  # coincident ends: the solve's own case
-        for n in np.flatnonzero(clear):
-            out[fresh[n]] = (a_G[n], b_G[n])
+        for n, j in enumerate(fresh):
+            i = int(index[j])
+            if clear[n]:
+                out[j] = work.lines[i] = (a_G[n], b_G[n])
+                work.solved.add(i)
+            else:
+                work.refuted.add(i)
         return out
 
     def free_lines(self, kin: BodyKinematics, index: np.ndarray) -> np.ndarray:
@@ -244,13 +254,8 @@ class WrappingPathProvider:
         pose = Pose.from_kinematics(kin)
         work = work_of(self, _ProviderWork)
         work.at_pose(pose)
-        free = self._certified_lines(kin, pose, index, work)
         mask = np.zeros(len(index), dtype=bool)
-        for j, line in free.items():
-            i = int(index[j])
-            work.lines[i] = line
-            work.solved.add(i)
-            mask[j] = True
+        mask[list(self._certified_lines(kin, pose, index, work))] = True
         return mask
 
     def wrapped_paths(self, t: float, kin: BodyKinematics, index: np.ndarray) -> WrappedPath:
@@ -272,9 +277,7 @@ class WrappingPathProvider:
         for j, i in enumerate(index):  # loop over tissues (each solves a path)
             i = int(i)
             line = free.get(j)
-            if line is not None:  # a free straight line: its ends carry the loads, nothing to solve
-                lines[i] = line
-                solved.add(i)
+            if line is not None:  # a free straight line (recorded): its ends carry the loads, nothing to solve
                 continue
             path = latest[i] if i in solved else self.paths[i](pose)
             latest[i] = path
