@@ -348,7 +348,8 @@ def _with_cached_fields(pair):
     def field_of(surface):
         v, f = surface.vertices_B, surface.surface.faces
         h = contact_field_spacing(v, f)
-        return cached_field(v, f, spacing=h, band_cells=contact_field_band_cells(h, pair.field_depth)).field
+        return cached_field(v, f, spacing=h, band_cells=contact_field_band_cells(h, pair.field_depth),
+                            keep_faces=True).field
 
     sdf_a = field_of(pair.surface_a) if pair.bed in ("b", "both") else None
     sdf_b = field_of(pair.surface_b) if pair.bed in ("a", "both") else None

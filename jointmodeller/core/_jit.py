@@ -9,6 +9,7 @@ the same arithmetic: the tests run both and compare them).
 - ``kernel(fn, enabled, **options)``: ``fn`` compiled once (cached on disk) when ``enabled`` (default:
   the switch) and the switch is on, else ``fn`` itself. For code that keeps both forms at hand
   (a per-call ``use_numba`` override that tests and benchmarks use to compare the two paths).
+- ``prange``, ``thread_count()``: numba's parallel range and its thread count (``range`` and 1 off).
 - ``numba_enabled(flag)``: a per-object ``use_numba`` flag resolved against the switch (None = the
   switch; True only takes effect when the switch is on).
 - ``on_disk(*kernels)``: whether the kernels are in the disk cache already (else their first call
@@ -103,6 +104,15 @@ def njit(fn=None, **options):
     if fn is None:
         return lambda f: _numba.njit(**options)(f)
     return _numba.njit(**options)(fn)
+
+
+#: numba's parallel loop range (a plain ``range`` with the switch off)
+prange = _numba.prange if _numba is not None else range
+
+
+def thread_count() -> int:
+    """Threads a ``parallel`` kernel runs on (numba's, which honours NUMBA_NUM_THREADS); 1 with the switch off."""
+    return int(_numba.get_num_threads()) if _numba is not None else 1
 
 
 def numba_enabled(flag: bool | None = None) -> bool:

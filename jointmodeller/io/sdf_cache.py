@@ -2,8 +2,9 @@
 fields are built once per mesh and read back when the project opens again.
 
 - Key: SHA-256 of a format tag, the field's ``FORMAT_VERSION``, the grid parameters (resolved spacing,
-  band in cells, block size) and the mesh's content (vertices as float64 and faces as int64: dtype,
-  shape and bytes). Another mesh, another resolution or another data layout is another file.
+  band in cells, block size, whether the nodes' closest faces are kept) and the mesh's content
+  (vertices as float64 and faces as int64: dtype, shape and bytes). Another mesh, another resolution
+  or another data layout is another file.
 - Folder: ``$JOINTMODELLER_CACHE/sdf`` when that variable is set (as for the demo's cache), else
   ``$XDG_CACHE_HOME/jointmodeller/sdf``, else ``~/.cache/jointmodeller/sdf``.
 - Files: ``<key>.npz`` written by ``numpy.savez`` (plain arrays, no objects) to a temporary name and
@@ -47,11 +48,11 @@ def resolved_spacing(vertices: np.ndarray, faces: np.ndarray, spacing: float | N
 
 
 def cache_key(vertices: np.ndarray, faces: np.ndarray, spacing: float | None = None,
-              band_cells: float = DEFAULT_BAND_CELLS) -> str:
+              band_cells: float = DEFAULT_BAND_CELLS, keep_faces: bool = False) -> str:
     """Hex SHA-256 naming the field of this mesh at these grid parameters."""
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
-    header = (_TAG + np.array([CACHE_VERSION, FORMAT_VERSION, BLOCK], np.int64).tobytes()
+    header = (_TAG + np.array([CACHE_VERSION, FORMAT_VERSION, BLOCK, int(keep_faces)], np.int64).tobytes()
               + np.array([resolved_spacing(v, f, spacing), float(band_cells)], np.float64).tobytes())
     return content_key(header, (v, f))
 
@@ -112,20 +113,25 @@ class CacheResult:
 
 def cached_field(vertices: np.ndarray, faces: np.ndarray, spacing: float | None = None,
                  band_cells: float = DEFAULT_BAND_CELLS, folder: str | Path | None = None,
-                 use_numba: bool | None = None) -> CacheResult:
-    """The mesh's field from the disk cache, or built (and cached) when absent or not trustworthy."""
+                 use_numba: bool | None = None, keep_faces: bool = False) -> CacheResult:
+    """The mesh's field from the disk cache, or built (and cached) when absent or not trustworthy;
+    ``keep_faces``: with its nodes' closest faces (``SignedDistanceField.build``)."""
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
     h = resolved_spacing(v, f, spacing)
-    key = cache_key(v, f, h, band_cells)
+    key = cache_key(v, f, h, band_cells, keep_faces)
     path = cache_path(key, folder)
     reason = "absent"
     if path.is_file():
         try:
-            return CacheResult(load_field(path, key), path, True, False)
+            sdf = load_field(path, key)
+            if keep_faces and (sdf.node_faces is None or sdf.mesh_face_count != len(f)):
+                raise ValueError(f"cache file {path}: no node faces for this mesh")
+            return CacheResult(sdf, path, True, False)
         except (ValueError, OSError) as exc:
             reason = f"rebuilt: {exc}"
-    sdf = SignedDistanceField.build(v, f, spacing=h, band_cells=band_cells, use_numba=use_numba)
+    sdf = SignedDistanceField.build(v, f, spacing=h, band_cells=band_cells, use_numba=use_numba,
+                                    keep_faces=keep_faces)
     try:
         save_field(sdf, path, key)
         stored = True

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointmodeller.core._jit import kernel as _compiled_kernel
-from jointmodeller.core._jit import njit, numba_enabled
+from jointmodeller.core._jit import numba_enabled
 from jointmodeller.core.geometry.mesh_checks import edge_keys, is_closed
 
 #: nodes per block edge (blocks of BLOCK³ nodes are kept or left out together); a power of two
@@ -66,13 +66,15 @@ DEFAULT_BAND_CELLS = 4
 DEFAULT_SPACING_FRACTION = 0.5
 #: ... but never coarser than this [m]
 MAX_DEFAULT_SPACING = 1.0e-3
-#: version of the data layout below (part of the disk cache key)
-FORMAT_VERSION = 1
+#: version of the data layout below (part of the disk cache key); 2: the nodes' closest faces
+FORMAT_VERSION = 2
 #: block table codes for blocks left out (all of their nodes are farther than the band)
 FAR_OUTSIDE = -1
 FAR_INSIDE = -2
 
 _ARRAY_NAMES = ("origin", "spacing", "band", "node_dims", "block_index", "values", "closed")
+#: stored only by a field built with its nodes' closest faces (``keep_faces``)
+_FACE_ARRAY_NAMES = ("node_faces", "mesh_face_count")
 
 
 def _kernel(fn, use_numba: bool | None):
@@ -168,10 +170,12 @@ def _mark_kernel(v, f, ok, origin, inv_h, w, nmax, mark):  # pragma: no cover - 
                     mark[bi, bj, bk] = 1
 
 
-def _scatter_kernel(v, f, ok, fn, edge_n, face_edges, vert_n, origin, h, w, nmax, table, d2, sgn):  # pragma: no cover
+def _scatter_kernel(v, f, ok, fn, edge_n, face_edges, vert_n, origin, h, w, nmax, table, d2, sgn,
+                    nearest):  # pragma: no cover
     """For every face, every node in its bounding box grown by w whose distance to the face plane is at
     most w: the squared distance to the face (Ericson, Real-Time Collision Detection §5.1.5) and, when
-    smaller than the best so far, the side of the closest feature's pseudo-normal."""
+    smaller than the best so far, the side of the closest feature's pseudo-normal and the face itself
+    (``nearest``: the node's closest face, the first of equals in face order)."""
     inv_h = 1.0 / h
     for t in range(f.shape[0]):
         if not ok[t]:
@@ -273,6 +277,7 @@ def _scatter_kernel(v, f, ok, fn, edge_n, face_edges, vert_n, origin, h, w, nmax
                     lk = k & 7
                     if dd < d2[b, li, lj, lk]:
                         d2[b, li, lj, lk] = dd
+                        nearest[b, li, lj, lk] = t
                         if kind == 0:
                             side = plane
                         elif kind == 1:
@@ -497,76 +502,6 @@ def _sample_kernel(p, origin, inv_h, nmax, table, values, far, want_gradient, ou
             out_g[r, 2] = (c1 - c0) * inv_h * gz_on
 
 
-@njit(fastmath=False, error_model="numpy", inline="always")  # inlined: a call passing arrays costs refcounts
-def smooth_sample_at(x, y, z, origin, inv_h, nmax, table, values, far, c):  # pragma: no cover - numba
-    """(value, gx, gy, gz) of the field at the point (x, y, z) (finite, in the mesh's frame): the
-    trilinear value and the trilinear interpolation of the nodes' central-difference gradients
-    (continuous in the point) from the 4×4×4 nodes around its cell, node indices clamped onto the
-    lattice (the same as clamping the shifted points: see ``value_and_smooth_gradient``). ``c``
-    (4, 4, 4) is scratch. The one implementation of the smooth sample: ``_smooth_sample_kernel`` and
-    the contact kernels (core.mechanics.contact_field_kernels) call it."""
-    t0 = (x - origin[0]) * inv_h
-    t1 = (y - origin[1]) * inv_h
-    t2 = (z - origin[2]) * inv_h
-    t0 = min(max(t0, 0.0), float(nmax[0]))
-    t1 = min(max(t1, 0.0), float(nmax[1]))
-    t2 = min(max(t2, 0.0), float(nmax[2]))
-    i0 = min(int(t0), nmax[0] - 1)
-    j0 = min(int(t1), nmax[1] - 1)
-    k0 = min(int(t2), nmax[2] - 1)
-    fx = t0 - i0
-    fy = t1 - j0
-    fz = t2 - k0
-    for a in range(4):
-        i = min(max(i0 - 1 + a, 0), nmax[0])
-        for b in range(4):
-            j = min(max(j0 - 1 + b, 0), nmax[1])
-            for e in range(4):
-                k = min(max(k0 - 1 + e, 0), nmax[2])
-                blk = table[i >> 3, j >> 3, k >> 3]
-                if blk >= 0:
-                    c[a, b, e] = values[blk, i & 7, j & 7, k & 7]
-                elif blk == -2:
-                    c[a, b, e] = -far
-                else:
-                    c[a, b, e] = far
-    v = 0.0
-    gx = 0.0
-    gy = 0.0
-    gz = 0.0
-    for a in range(2):
-        wx = fx if a == 1 else 1.0 - fx
-        for b in range(2):
-            wy = fy if b == 1 else 1.0 - fy
-            for e in range(2):
-                w = wx * wy * (fz if e == 1 else 1.0 - fz)
-                v += w * c[a + 1, b + 1, e + 1]
-                gx += w * (c[a + 2, b + 1, e + 1] - c[a, b + 1, e + 1])
-                gy += w * (c[a + 1, b + 2, e + 1] - c[a + 1, b, e + 1])
-                gz += w * (c[a + 1, b + 1, e + 2] - c[a + 1, b + 1, e])
-    return v, 0.5 * gx * inv_h, 0.5 * gy * inv_h, 0.5 * gz * inv_h
-
-
-def _smooth_sample_kernel(p, origin, inv_h, nmax, table, values, far, out_v, out_g):  # pragma: no cover
-    """:func:`smooth_sample_at` at points p (k, 3); nan where a point is not finite."""
-    c = np.empty((4, 4, 4))
-    for r in range(p.shape[0]):
-        ok = True
-        for ax in range(3):
-            if not np.isfinite(p[r, ax]):
-                ok = False
-        if not ok:
-            out_v[r] = np.nan
-            for ax in range(3):
-                out_g[r, ax] = np.nan
-            continue
-        v, gx, gy, gz = smooth_sample_at(p[r, 0], p[r, 1], p[r, 2], origin, inv_h, nmax, table, values, far, c)
-        out_v[r] = v
-        out_g[r, 0] = gx
-        out_g[r, 1] = gy
-        out_g[r, 2] = gz
-
-
 # ---------------------------------------------------------------- the field --------------------------
 
 @dataclass(frozen=True, eq=False)
@@ -576,7 +511,9 @@ class SignedDistanceField:
     origin (3,): position of node (0, 0, 0) [m]; spacing h [m]; band w [m] (values clamped to ±w);
     node_dims (3,): nodes per axis (queries are clamped onto that box); block_index (bx, by, bz) int32:
     the kept block's row in ``values``, or FAR_OUTSIDE / FAR_INSIDE; values (kept, 8, 8, 8) float32;
-    closed: the mesh had no boundary edges (inside / outside is then exact).
+    closed: the mesh had no boundary edges (inside / outside is then exact); node_faces (kept, 8, 8, 8)
+    int32 or None: the closest face of each node within the band (−1: none; kept by ``build(...,
+    keep_faces=True)``, for the contact's face field), mesh_face_count: the faces the mesh had.
     """
 
     origin: np.ndarray
@@ -586,13 +523,17 @@ class SignedDistanceField:
     block_index: np.ndarray = field(repr=False)
     values: np.ndarray = field(repr=False)
     closed: bool = True
+    node_faces: np.ndarray | None = field(default=None, repr=False)
+    mesh_face_count: int = 0
 
     # ---- construction ----
     @classmethod
     def build(cls, vertices: np.ndarray, faces: np.ndarray, spacing: float | None = None,
-              band_cells: float = DEFAULT_BAND_CELLS, use_numba: bool | None = None) -> "SignedDistanceField":
+              band_cells: float = DEFAULT_BAND_CELLS, use_numba: bool | None = None,
+              keep_faces: bool = False) -> "SignedDistanceField":
         """The field of the mesh (vertices (n, 3) [m], faces (m, 3)); ``spacing`` h [m] (default
-        :func:`default_spacing`), band half-width ``band_cells``·h (at least 2 cells)."""
+        :func:`default_spacing`), band half-width ``band_cells``·h (at least 2 cells). ``keep_faces``:
+        also keep each band node's closest face (:attr:`node_faces`; one int32 a node more)."""
         v = np.ascontiguousarray(vertices, dtype=np.float64)
         f = np.ascontiguousarray(faces, dtype=np.int64)
         if v.ndim != 2 or v.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3 or len(f) == 0:
@@ -622,8 +563,9 @@ class SignedDistanceField:
         table.reshape(-1)[touched] = np.arange(len(touched), dtype=np.int32)
         d2 = np.full((len(touched), BLOCK, BLOCK, BLOCK), np.inf)
         sgn = np.zeros((len(touched), BLOCK, BLOCK, BLOCK), np.int8)
+        nearest = np.full((len(touched), BLOCK, BLOCK, BLOCK), -1, np.int32)
         _kernel(_scatter_kernel, use_numba)(v, f, ok, fn, edge_n, face_edges, vert_n, origin, h, w, nmax,
-                                            table, d2, sgn)
+                                            table, d2, sgn, nearest)
 
         # keep the blocks holding a node of the band (every other node of theirs gets its sign by the fill)
         known = d2 <= w * w
@@ -632,6 +574,7 @@ class SignedDistanceField:
         kept = touched[keep]
         table.reshape(-1)[kept] = np.arange(len(kept), dtype=np.int32)
         d2, sgn, known = d2[keep], sgn[keep], np.ascontiguousarray(known[keep])
+        node_faces = np.ascontiguousarray(np.where(known, nearest[keep], -1).astype(np.int32)) if keep_faces else None
         coords = np.column_stack(np.unravel_index(kept, tuple(nblocks))).astype(np.int64)
         _kernel(_fill_kernel, use_numba)(table, coords, known, sgn)
         sgn[sgn == 0] = 1  # none left for a mesh with a band; kept for safety
@@ -639,7 +582,7 @@ class SignedDistanceField:
         _kernel(_block_fill_kernel, use_numba)(table, values)
 
         closed = is_closed(f[ok])
-        return cls(origin, h, w, dims, table, values, closed)
+        return cls(origin, h, w, dims, table, values, closed, node_faces, len(f) if keep_faces else 0)
 
     # ---- queries ----
     def value(self, points: np.ndarray, use_numba: bool | None = None) -> np.ndarray:
@@ -650,29 +593,6 @@ class SignedDistanceField:
         """Signed distance (k,) and its gradient (k, 3) (the trilinear cell's exact derivative; about
         unit length in the band, zero where clamped) at points (k, 3) in the mesh's frame."""
         return self._sample(points, True, use_numba)
-
-    def value_and_smooth_gradient(self, points: np.ndarray,
-                                  use_numba: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Signed distance (k,) and a gradient (k, 3) that is *continuous* in the point: central
-        differences of the trilinear value one lattice step h apart, which is the trilinear
-        interpolation of the nodes' central-difference gradients. The cell's exact gradient
-        (:meth:`value_and_gradient`) jumps across cell faces; a contact force along it would jump
-        with every bed vertex crossing a cell, which an error-controlled integrator sees as stiffness.
-        Consistent with the distance's gradient to O(h²·curvature) where the field is smooth."""
-        p = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 3))
-        if numba_enabled(use_numba):
-            out_v = np.empty(len(p))
-            out_g = np.empty((len(p), 3))
-            if len(p):
-                _kernel(_smooth_sample_kernel, True)(p, self.origin, 1.0 / self.spacing, self.node_dims - 1,
-                                                     self.block_index, self.values, self.band, out_v, out_g)
-            return out_v, out_g
-        h = self.spacing
-        shifts = np.concatenate([np.zeros((1, 3)), h * np.eye(3), -h * np.eye(3)])  # (7, 3)
-        v = self._sample((p[None, :, :] + shifts[:, None, :]).reshape(-1, 3), False, use_numba)[0]
-        v = v.reshape(7, len(p))
-        grad = (v[1:4] - v[4:7]).T / (2.0 * h)
-        return v[0], grad
 
     def _sample(self, points, want_gradient: bool, use_numba: bool | None):
         p = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 3))
@@ -764,7 +684,8 @@ class SignedDistanceField:
     @property
     def nbytes(self) -> int:
         """Memory held by the field's arrays [bytes]."""
-        return int(self.values.nbytes + self.block_index.nbytes)
+        faces = 0 if self.node_faces is None else self.node_faces.nbytes
+        return int(self.values.nbytes + self.block_index.nbytes + faces)
 
     @property
     def dense_nbytes(self) -> int:
@@ -773,7 +694,7 @@ class SignedDistanceField:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain numpy arrays (no objects) for storage; :meth:`from_arrays` reads them back."""
-        return {
+        out = {
             "origin": np.asarray(self.origin, np.float64),
             "spacing": np.array(self.spacing, np.float64),
             "band": np.array(self.band, np.float64),
@@ -782,6 +703,10 @@ class SignedDistanceField:
             "values": self.values,
             "closed": np.array(self.closed, np.bool_),
         }
+        if self.node_faces is not None:
+            out["node_faces"] = self.node_faces
+            out["mesh_face_count"] = np.array(self.mesh_face_count, np.int64)
+        return out
 
     def digest(self) -> str:
         """SHA-256 of the arrays' dtypes, shapes and bytes (an integrity check for stored copies)."""
@@ -828,8 +753,22 @@ class SignedDistanceField:
             raise ValueError("values outside the band")
         if closed.dtype != np.bool_ or closed.shape != ():
             raise ValueError("bad closed flag")
+        node_faces, face_count = None, 0
+        if any(n in arrays for n in _FACE_ARRAY_NAMES):
+            if not all(n in arrays for n in _FACE_ARRAY_NAMES):
+                raise ValueError(f"signed distance field arrays need all of {_FACE_ARRAY_NAMES} or none")
+            node_faces = np.asarray(arrays["node_faces"])
+            count = np.asarray(arrays["mesh_face_count"])
+            if count.dtype != np.int64 or count.shape != () or not count > 0:
+                raise ValueError("bad mesh face count")
+            face_count = int(count)
+            if node_faces.dtype != np.int32 or node_faces.shape != values.shape:
+                raise ValueError("bad node faces")
+            if node_faces.size and (node_faces.min() < -1 or node_faces.max() >= face_count):
+                raise ValueError("node faces outside the mesh's faces")
+            node_faces = np.ascontiguousarray(node_faces)
         return cls(origin.copy(), float(spacing), float(band), dims.copy(), np.ascontiguousarray(table),
-                   np.ascontiguousarray(values), bool(closed))
+                   np.ascontiguousarray(values), bool(closed), node_faces, face_count)
 
 
 @dataclass(frozen=True)

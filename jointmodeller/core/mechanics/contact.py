@@ -46,13 +46,13 @@ from jointmodeller.core.geometry.collision import (
     relative_pose_B,
 )
 from jointmodeller.core.geometry.collision_proximity import CERTIFIED_FACES, SurfaceProximity
+from jointmodeller.core.geometry.field_faces import HeldFaces, check_field_faces, search_field_faces
 from jointmodeller.core.geometry.mesh_checks import boundary_faces, is_closed
 from jointmodeller.core.geometry.sdf import SignedDistanceField, default_spacing
 from jointmodeller.core.mechanics.contact_field_kernels import (
     accumulate_spring_forces,
     bed_points,
     exact_springs,
-    field_springs,
     kinematics_arrays,
     record_certificates,
     spring_forces,
@@ -64,16 +64,13 @@ METHODS = ("foundation", "mjm")
 #: how depths and normals are found: "exact" closest points on the mesh (SurfaceProximity), or
 #: "field": one lookup per bed vertex in the other surface's signed distance field (core.geometry.sdf)
 GEOMETRIES = ("exact", "field")
-#: field geometry: a bed vertex counts fully while the other surface's normal opposes its own within
-#: acos(FIELD_FACING_FULL) and not at all beyond acos(FIELD_FACING_ZERO), smoothly between (so the
-#: force stays continuous); this drops the far side of a sheet's rim, where an open surface's field
-#: changes sign across the rim's plane, as the exact query's rim and facing rules do
-FIELD_FACING_FULL = 0.6
-FIELD_FACING_ZERO = 0.3
 #: field geometry: candidates are renewed once some bed vertex moved by this fraction of the
 #: penetration limit (a renewal is one field lookup per bed vertex, so it can be small; the
 #: candidates are the vertices within twice it of the surface, a congruent joint's thin gap)
 FIELD_SLACK_FRACTION = 0.05
+#: the field geometry reuses each bed vertex's face while it provably stays the search's answer
+#: (field_faces.HeldFaces); tests switch it off to compare with every vertex searched afresh
+FIELD_HELD_FACES = True
 #: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
 CANDIDATE_SLACK_FRACTION = 0.25
 #: the exact geometry reuses certified closest faces (ClosestCertificates); tests switch it off to
@@ -114,7 +111,8 @@ def contact_field(vertices_B: np.ndarray, faces: np.ndarray, depth: float) -> Si
     ``depth`` [m] (no disk cache: the app layer reads the same field from io.sdf_cache with
     these parameters)."""
     h = contact_field_spacing(vertices_B, faces)
-    return SignedDistanceField.build(vertices_B, faces, spacing=h, band_cells=contact_field_band_cells(h, depth))
+    return SignedDistanceField.build(vertices_B, faces, spacing=h, band_cells=contact_field_band_cells(h, depth),
+                                     keep_faces=True)
 
 
 def _snapshot(kin: BodyKinematics) -> BodyKinematics:
@@ -157,7 +155,9 @@ class ContactSurface:
 
     def with_sdf(self, sdf: SignedDistanceField) -> "ContactSurface":
         """This surface with its signed distance field (built by :func:`contact_field` or read from
-        the disk cache, io.sdf_cache, with the same spacing and band)."""
+        the disk cache, io.sdf_cache, with the same spacing and band, and its nodes' closest faces:
+        ValueError without them)."""
+        check_field_faces(sdf, self.proximity)
         return replace(self, sdf=sdf)
 
     @cached_property
@@ -321,6 +321,7 @@ class ContactWork:
     candidates: dict = field(default_factory=dict)
     references: dict = field(default_factory=dict)
     certificates: dict = field(default_factory=dict)  # (bed, other) -> ClosestCertificates
+    held_faces: dict = field(default_factory=dict)  # (bed, other) -> field_faces.HeldFaces
     springs: tuple | None = None  # (band, p_G, R_GB of a and b, springs there): the latest evaluation
     last_result: ContactResult | None = None
     last_kinematics: tuple | None = None  # (t, kinematics) of the latest accumulate that made no result
@@ -516,20 +517,30 @@ class ContactPair:
 
     def _springs_field(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
                        surf: ContactSurface, scale: float, band: float = 0.0) -> _Springs:
-        """:meth:`_springs` by the "field" geometry: each candidate bed vertex's depth is minus the
-        other surface's signed distance field at it, its normal the field's continuous gradient
-        (``value_and_smooth_gradient``), weighted down smoothly where that normal stops opposing the
-        vertex's own (FIELD_FACING_FULL, FIELD_FACING_ZERO). The closest point is the vertex moved
-        by the depth along the normal. Force and centre of pressure differ from the exact query's by
-        the field's interpolation error (docs/sdf.md, tests/core/mechanics/contact/test_field_contact.py)."""
+        """:meth:`_springs` by the "field" geometry (the face field): the other surface's field picks
+        each candidate bed vertex's faces (its cell's nodes' closest faces and their 1-rings,
+        core.geometry.field_faces) and the closest point, smooth normal and depth are measured on them
+        as the exact geometry measures them, through the same code from there on. No tree query, no
+        certificates; the springs equal the exact search's but where the two searches' face sets
+        differ (ties; docs/sdf.md)."""
         assert surf.sdf is not None  # built in __init__ for the field geometry
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         cand = self._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)
-        idx, mid_G, normal_G, offset_G, depth = field_springs(
-            surf.sdf, bed.vertices_B, bed.surface.normals_B, cand, R_ob, p_ob, kin.R_GB[other], kin.p_G[other],
-            band, FIELD_FACING_ZERO, FIELD_FACING_FULL)
-        return self._law(bed_body, idx, mid_G, normal_G, depth, offset_G, bed.area[idx],
-                         np.full(len(idx), -1, np.int64), scale, band)
+        q_o = np.empty((len(cand), 3))  # the candidates in the other body's frame, row by row
+        bed_points(bed.vertices_B, cand, R_ob, p_ob, q_o, compact=True)
+        facing = bed.surface.normals_B[cand] @ R_ob.T if surf.needs_facing else None
+        held = self._work.held_faces.get((bed_body, other))
+        if held is None:
+            held = self._work.held_faces[(bed_body, other)] = HeldFaces.empty(len(bed.vertices_B))
+        s_o, n_o, d2, face = search_field_faces(surf.sdf, surf.proximity, q_o, facing, self.facing_cos,
+                                                cand, held if FIELD_HELD_FACES else None)
+        rows = np.arange(len(cand))
+        cp = surf.proximity.found(q_o, rows, s_o, n_o, d2, face, np.zeros(len(cand)), self.search_distance)
+        row, mid_G, smooth_n_G, offset_G, depth, face = exact_springs(
+            q_o, cp.index, cp.closest, cp.normal, cp.depth, cp.face, band if band > 0 else 0.0,
+            kin.R_GB[other], kin.p_G[other])
+        idx = cand[row]
+        return self._law(bed_body, idx, mid_G, smooth_n_G, depth, offset_G, bed.area[idx], face, scale, band)
 
     def _field_candidates(self, bed_body: int, other: int, bed: ContactSurface, surf: ContactSurface,
                           R_ob: np.ndarray, p_ob: np.ndarray, band: float) -> np.ndarray:

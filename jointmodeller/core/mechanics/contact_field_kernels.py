@@ -1,14 +1,9 @@
 """Compiled loops of :mod:`jointmodeller.core.mechanics.contact` (issue 17: live dynamics with contact).
 
-- :func:`field_springs`: the "field" geometry's contact points in one pass over the candidate bed
-  vertices — each vertex into the other body's frame, the other surface's smooth field sample
-  (``core.geometry.sdf.smooth_sample_at``, the one implementation of it), the filters (value below
-  the band, gradient not zero), the normal, the facing weight (``smoothstep`` between
-  ``FIELD_FACING_ZERO`` and ``FIELD_FACING_FULL``) and the spring's point, normal, offset and depth
-  in G, written compacted (kept vertices only).
-- :func:`bed_points`, :func:`exact_springs`: the exact geometry's bed vertices in the other body's
-  frame (only the rows an evaluation needs) and its contact points from the closest-point search's
-  found rows, in G, written compacted (the rows beneath the surface only).
+- :func:`bed_points`, :func:`exact_springs`: bed vertices in the other body's frame (only the rows
+  an evaluation needs) and the contact points from a closest-point search's found rows (the exact
+  search's, or the field geometry's search on the field's node faces, core.geometry.field_faces),
+  in G, written compacted (the rows beneath the surface only).
 - :func:`spring_forces`: each spring's force on its bed body (normal force with Hunt–Crossley
   dissipation from the relative point velocity along the normal, plus the MJM lateral spring), as
   ``ContactPair.evaluate`` reports them.
@@ -29,105 +24,36 @@ import numpy as np
 
 from jointmodeller.core._jit import NUMBA_ENABLED, njit
 from jointmodeller.core.geometry.collision_proximity import certificate_bounds, certificate_bounds_row
-from jointmodeller.core.geometry.sdf import SignedDistanceField, smooth_sample_at
-from jointmodeller.core.mechanics.contact_laws import hunt_crossley_jit, smoothstep_jit
+from jointmodeller.core.mechanics.contact_laws import hunt_crossley_jit
 from jointmodeller.core.mechanics.point_force_kernels import point_velocity_at, scatter_point_force_at
 
 
 @njit(error_model="numpy")
-def field_springs_kernel(cand, vertices_B, normals_B, R_ob, p_ob, R_Go, p_Go, origin, inv_h, nmax, table,
-                         values, far, band, facing_zero, facing_full,
-                         idx_out, mid_G, normal_G, offset_G, depth):  # pragma: no cover - numba
-    """The contact springs of bed vertices ``cand`` in the other surface's field; returns their count
-    m, rows [:m] of the outputs filled (bed vertex, midpoint, unit normal, offset to the surface
-    and depth, all in G). R_ob, p_ob: bed frame -> other frame; R_Go, p_Go: other frame -> G."""
-    c = np.empty((4, 4, 4))
-    span = facing_full - facing_zero
-    m = 0
-    for r in range(cand.shape[0]):
-        v = cand[r]
-        vx = vertices_B[v, 0]
-        vy = vertices_B[v, 1]
-        vz = vertices_B[v, 2]
-        px = (vx * R_ob[0, 0] + vy * R_ob[0, 1] + vz * R_ob[0, 2]) + p_ob[0]
-        py = (vx * R_ob[1, 0] + vy * R_ob[1, 1] + vz * R_ob[1, 2]) + p_ob[1]
-        pz = (vx * R_ob[2, 0] + vy * R_ob[2, 1] + vz * R_ob[2, 2]) + p_ob[2]
-        if not (np.isfinite(px) and np.isfinite(py) and np.isfinite(pz)):
-            continue
-        value, gx, gy, gz = smooth_sample_at(px, py, pz, origin, inv_h, nmax, table, values, far, c)
-        length = np.sqrt(gx * gx + gy * gy + gz * gz)
-        if not (value < band and length > 0.0):
-            continue
-        nx = gx / length
-        ny = gy / length
-        nz = gz / length
-        ax = normals_B[v, 0]
-        ay = normals_B[v, 1]
-        az = normals_B[v, 2]
-        bx = ax * R_ob[0, 0] + ay * R_ob[0, 1] + az * R_ob[0, 2]
-        by = ax * R_ob[1, 0] + ay * R_ob[1, 1] + az * R_ob[1, 2]
-        bz = ax * R_ob[2, 0] + ay * R_ob[2, 1] + az * R_ob[2, 2]
-        facing = -(nx * bx + ny * by + nz * bz)
-        weight = smoothstep_jit((facing - facing_zero) / span)
-        if not weight > 0.0:
-            continue
-        ox = -value * nx  # to the surface along the normal, in the other frame
-        oy = -value * ny
-        oz = -value * nz
-        qx = px + 0.5 * ox
-        qy = py + 0.5 * oy
-        qz = pz + 0.5 * oz
-        for k in range(3):
-            offset_G[m, k] = ox * R_Go[k, 0] + oy * R_Go[k, 1] + oz * R_Go[k, 2]
-            normal_G[m, k] = nx * R_Go[k, 0] + ny * R_Go[k, 1] + nz * R_Go[k, 2]
-            mid_G[m, k] = p_Go[k] + (qx * R_Go[k, 0] + qy * R_Go[k, 1] + qz * R_Go[k, 2])
-        depth[m] = max(-value, 0.0) * weight
-        idx_out[m] = v
-        m += 1
-    return m
-
-
-def field_springs(sdf: SignedDistanceField, vertices_B: np.ndarray, normals_B: np.ndarray, cand: np.ndarray,
-                  R_ob: np.ndarray, p_ob: np.ndarray, R_Go: np.ndarray, p_Go: np.ndarray, band: float,
-                  facing_zero: float, facing_full: float
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(bed vertex (m,), midpoint_G (m, 3), unit normal_G (m, 3), offset_G (m, 3), depth (m,)) of the
-    candidate bed vertices ``cand`` (vertices_B, normals_B in the bed frame) beneath the other
-    surface's field ``sdf`` (+ ``band``), weighted by facing (see :func:`field_springs_kernel`)."""
-    k = len(cand)
-    idx = np.empty(k, np.int64)
-    mid_G = np.empty((k, 3))
-    normal_G = np.empty((k, 3))
-    offset_G = np.empty((k, 3))
-    depth = np.empty(k)
-    m = field_springs_kernel(np.asarray(cand, np.int64), _f64(vertices_B), _f64(normals_B), _f64(R_ob),
-                             _f64(p_ob), _f64(R_Go), _f64(p_Go), sdf.origin, 1.0 / sdf.spacing,
-                             sdf.node_dims - 1, sdf.block_index, sdf.values, sdf.band, float(band),
-                             float(facing_zero), float(facing_full), idx, mid_G, normal_G, offset_G, depth)
-    return idx[:m], mid_G[:m], normal_G[:m], offset_G[:m], depth[:m]
-
-
-@njit(error_model="numpy")
-def bed_points_kernel(vertices_B, rows, R_ob, p_ob, out):  # pragma: no cover - numba
-    """out[v] = R_ob vertices_B[v] + p_ob for v in rows: bed vertices in the other body's frame."""
+def bed_points_kernel(vertices_B, rows, R_ob, p_ob, compact, out):  # pragma: no cover - numba
+    """out[v] (compact: out[r]) = R_ob vertices_B[v] + p_ob for v = rows[r]: bed vertices in the other
+    body's frame."""
     for r in range(rows.shape[0]):
         v = rows[r]
         x = vertices_B[v, 0]
         y = vertices_B[v, 1]
         z = vertices_B[v, 2]
+        o = r if compact else v
         for k in range(3):
-            out[v, k] = (x * R_ob[k, 0] + y * R_ob[k, 1] + z * R_ob[k, 2]) + p_ob[k]
+            out[o, k] = (x * R_ob[k, 0] + y * R_ob[k, 1] + z * R_ob[k, 2]) + p_ob[k]
 
 
 def bed_points(vertices_B: np.ndarray, rows: np.ndarray, R_ob: np.ndarray, p_ob: np.ndarray,
-               out: np.ndarray) -> None:
+               out: np.ndarray, compact: bool = False) -> None:
     """Write the bed vertices ``rows`` (k,) of vertices_B (n, 3), carried into the other body's frame
     by R_ob, p_ob, into those rows of out (n, 3); the other rows are left as they are (an evaluation
-    needs only its candidates')."""
+    needs only its candidates'). ``compact``: into out's first k rows instead, in the order of rows."""
     if not NUMBA_ENABLED:
-        out[rows] = vertices_B[rows] @ R_ob.T + p_ob
+        if compact:
+            out[:len(rows)] = vertices_B[rows] @ R_ob.T + p_ob
+        else:
+            out[rows] = vertices_B[rows] @ R_ob.T + p_ob
         return
-    bed_points_kernel(vertices_B, np.asarray(rows, np.int64), _f64(R_ob), _f64(p_ob), out)
+    bed_points_kernel(vertices_B, np.asarray(rows, np.int64), _f64(R_ob), _f64(p_ob), bool(compact), out)
 
 
 @njit(error_model="numpy")

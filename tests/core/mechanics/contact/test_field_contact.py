@@ -1,5 +1,7 @@
-"""Contact on signed distance fields (issue 17 item 1): the "field" geometry of ContactPair against
-the exact closest-point query and against analytic depths, and the field's continuous gradient."""
+"""Contact on signed distance fields (issue 17 item 1): the "field" geometry of ContactPair (the face
+field: the field chooses each bed vertex's faces, the depth is measured on them as the exact query
+measures it) against the exact closest-point query and against analytic depths. The search itself:
+tests/core/geometry/test_field_faces.py."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import numpy as np
 import pytest
 import trimesh
 
-from jointmodeller.core.geometry.sdf import SignedDistanceField
 from jointmodeller.core.mechanics.contact import ContactPair, vertex_areas
 from tests.core.mechanics.contact.helpers import kinematics, plane_mesh
 
@@ -15,43 +16,6 @@ from tests.core.mechanics.contact.helpers import kinematics, plane_mesh
 def _sphere(radius: float, subdivisions: int = 4) -> tuple[np.ndarray, np.ndarray]:
     m = trimesh.creation.icosphere(subdivisions, radius=radius)
     return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
-
-
-@pytest.fixture(scope="module")
-def sphere_field() -> SignedDistanceField:
-    v, f = _sphere(0.01, 3)
-    return SignedDistanceField.build(v, f, spacing=0.001)
-
-
-def test_smooth_gradient_kernel_equals_shifted_trilinear_values(sphere_field):
-    """The compiled kernel (4×4×4 nodes) and the reference (central differences of the trilinear
-    value one cell apart, clamped points) are the same arithmetic: equal to rounding, NaN for NaN."""
-    rng = np.random.default_rng(1)
-    p = rng.uniform(-0.02, 0.02, (3000, 3))  # inside, near and outside the band, and outside the lattice box
-    p[0] = np.nan
-    v1, g1 = sphere_field.value_and_smooth_gradient(p, use_numba=True)
-    v2, g2 = sphere_field.value_and_smooth_gradient(p, use_numba=False)
-    assert np.isnan(v1[0]) and np.isnan(g1[0]).all()
-    assert np.allclose(v1[1:], v2[1:], rtol=0, atol=1e-15)
-    assert np.allclose(g1[1:], g2[1:], rtol=0, atol=1e-12)
-    v3, _ = sphere_field.value_and_gradient(p[1:])
-    assert np.allclose(v1[1:], v3, rtol=0, atol=1e-15)  # the plain query's value (other summation order)
-
-
-def test_smooth_gradient_is_continuous_where_the_cell_gradient_jumps(sphere_field):
-    """Along a line through the band, crossing many cell faces in tiny steps: the smooth gradient
-    changes by at most its Lipschitz bound, 6·|Δx|/h (each nodal central difference of 1-Lipschitz
-    values is at most 1 per component, so the trilinear interpolation's partials of each component
-    are at most 2/h); the cell's own gradient jumps by far more at cell faces (so this can fail)."""
-    h = sphere_field.spacing
-    s = np.linspace(-0.004, 0.004, 4001)
-    line = np.c_[s, 0.3 * s + 0.0003, np.full_like(s, 0.0101)]  # skims the sphere's top, in the band
-    step = np.linalg.norm(line[1] - line[0])
-    _, g_smooth = sphere_field.value_and_smooth_gradient(line)
-    _, g_cell = sphere_field.value_and_gradient(line)
-    bound = 6.0 * step / h
-    assert np.linalg.norm(np.diff(g_smooth, axis=0), axis=1).max() <= bound
-    assert np.linalg.norm(np.diff(g_cell, axis=0), axis=1).max() > 10 * bound
 
 
 def _sphere_on_plane(geometry: str, method: str) -> ContactPair:
@@ -62,10 +26,9 @@ def _sphere_on_plane(geometry: str, method: str) -> ContactPair:
 
 @pytest.mark.parametrize("method", ["foundation", "mjm"])
 def test_sphere_on_plane_field_equals_exact_and_analytic(method):
-    """A sphere pressed 0.5 mm into a flat sheet. The plane's distance is linear, which trilinear
-    interpolation reproduces exactly, so the field's depths, normals, forces, moments and centre of
-    pressure equal the exact query's and the analytic −z of each sphere vertex below the plane
-    (to the float32 rounding of the stored values, ~1e-7 of the band)."""
+    """A sphere pressed 0.5 mm into a flat sheet: the field's depths, normals, forces, moments and
+    centre of pressure equal the exact query's and the analytic −z of each sphere vertex below the
+    plane (both measure on the sheet's faces; to rounding)."""
     kin = kinematics([[0.0, 0.0, 0.0095], [0.0, 0.0, 0.0]])
     exact = _sphere_on_plane("exact", method)
     field = _sphere_on_plane("field", method)
@@ -104,8 +67,9 @@ def test_field_geometry_has_no_frozen_sets_and_names_bad_input():
 def test_demo_elbow_field_contact_within_two_percent_of_exact():
     """Issue 17's acceptance for the physics: on the demo's cartilage pair pressed 0.2–0.35 mm in
     seven directions, the field's total contact force is within 2 % of the exact query's and its
-    centre of pressure within 2 % of the contact patch's size (measured: ≤ 0.44 % and ≤ 0.02 mm,
-    docs/sdf.md)."""
+    centre of pressure within 2 % of the contact patch's size; the face field measures on the exact
+    query's faces but where the two searches' face sets differ (a few springs in a thousand, by up to
+    micrometres), so both agree to 1e-3 here (measured at most 2.3e-4 of the force; docs/sdf.md)."""
     from jointmodeller.app.build import build_mechanical_system
     from jointmodeller.app.demo import build_demo_project
 
@@ -123,6 +87,6 @@ def test_demo_elbow_field_contact_within_two_percent_of_exact():
         r_e, r_f = exact.evaluate(0.0, kin), field.evaluate(0.0, kin)
         assert r_e.n_points > 100
         F_e = np.linalg.norm(r_e.total_force_G)
-        assert np.linalg.norm(r_f.total_force_G - r_e.total_force_G) <= 0.02 * F_e
+        assert np.linalg.norm(r_f.total_force_G - r_e.total_force_G) <= 1e-3 * F_e
         patch = np.ptp(r_e.points_G, axis=0).max()
-        assert np.linalg.norm(r_f.centre_of_pressure_G - r_e.centre_of_pressure_G) <= 0.02 * patch
+        assert np.linalg.norm(r_f.centre_of_pressure_G - r_e.centre_of_pressure_G) <= 1e-3 * patch

@@ -1,7 +1,7 @@
 """The compiled contact path (core.mechanics.contact_field_kernels) against the numpy formulas it
-replaced: the field geometry's springs, the force law (Hunt–Crossley with nonzero body velocities,
-MJM lateral springs) and the forces and moments accumulate adds, on the demo elbow's cartilage pair
-at several poses (issue 17). With JOINTMODELLER_NUMBA=0 the same kernels run as plain Python."""
+replaced and a fresh exact search: the field geometry's springs, the force law (Hunt–Crossley with
+nonzero body velocities, MJM lateral springs) and the forces and moments accumulate adds, on the demo
+elbow's cartilage pair at several poses (issue 17). With JOINTMODELLER_NUMBA=0 the same kernels run as plain Python."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jointmodeller.core.geometry.collision import relative_pose_B
-from jointmodeller.core.mechanics.contact import FIELD_FACING_FULL, FIELD_FACING_ZERO, ContactPair
-from jointmodeller.core.mechanics.contact_laws import StribeckFriction, hunt_crossley, smoothstep
+from jointmodeller.core.mechanics.contact import ContactPair
+from jointmodeller.core.mechanics.contact_laws import StribeckFriction, hunt_crossley
 from jointmodeller.core.mechanics.forces import BodyKinematics
 from tests.core.mechanics.contact.helpers import kinematics
 
@@ -18,28 +18,6 @@ from tests.core.mechanics.contact.helpers import kinematics
 RTOL = 1e-10
 
 SHIFTS = ([0, 2e-4, 0], [0, -2e-4, 0], [0, 0, 3e-4], [2e-4, 2e-4, 2e-4], [-2e-4, -2e-4, -2e-4])
-
-
-def _reference_springs_field(pair: ContactPair, kin: BodyKinematics, bed_body: int, other: int, bed, surf,
-                             band: float) -> dict:
-    """The numpy formulas of ContactPair._springs_field before the kernel (same candidates)."""
-    R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
-    cand = pair._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)
-    P_o = bed.vertices_B[cand] @ R_ob.T + p_ob
-    value, grad = surf.sdf.value_and_smooth_gradient(P_o)
-    length = np.linalg.norm(grad, axis=1)
-    ok = (value < band) & (length > 0.0)
-    idx, P_o, value = cand[ok], P_o[ok], value[ok]
-    n_o = grad[ok] / length[ok, None]
-    facing = -(n_o * (bed.surface.normals_B[idx] @ R_ob.T)).sum(axis=1)
-    weight = smoothstep((facing - FIELD_FACING_ZERO) / (FIELD_FACING_FULL - FIELD_FACING_ZERO))
-    keep = weight > 0.0
-    idx, P_o, value, n_o, weight = idx[keep], P_o[keep], value[keep], n_o[keep], weight[keep]
-    R_Go = kin.R_GB[other]
-    offset_o = -value[:, None] * n_o
-    return {"idx": idx, "offset_G": offset_o @ R_Go.T, "normal_G": n_o @ R_Go.T,
-            "mid_G": kin.p_G[other] + (P_o + 0.5 * offset_o) @ R_Go.T,
-            "depth": np.maximum(-value, 0.0) * weight}
 
 
 def _reference_forces(pair: ContactPair, kin: BodyKinematics, sp) -> tuple[np.ndarray, np.ndarray]:
@@ -108,27 +86,52 @@ def _moving_kinematics(kin0: BodyKinematics, shift, k: int) -> BodyKinematics:
     return kinematics(p, R, rng.normal(0, 0.02, p.shape), rng.normal(0, 0.3, p.shape))
 
 
+def _fresh_exact_springs(pair: ContactPair, kin: BodyKinematics, sp, band: float) -> dict:
+    """The springs of a fresh exact closest-point search of every bed vertex (numpy formulas)."""
+    other = pair.b if sp.bed_body == pair.a else pair.a
+    bed, surf = (pair.surface_a, pair.surface_b) if sp.bed_body == pair.a else (pair.surface_b, pair.surface_a)
+    R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, sp.bed_body, other)
+    P_o = bed.vertices_B @ R_ob.T + p_ob
+    cp = surf.proximity.closest(P_o, pair.search_distance, beneath_only=True)
+    inside = cp.depth > -band if band > 0 else cp.depth > 0.0
+    idx, s_o = cp.index[inside], cp.closest[inside]
+    R_Go = kin.R_GB[other]
+    offset_G = (s_o - P_o[idx]) @ R_Go.T
+    normal_G = cp.normal[inside] @ R_Go.T
+    return {"idx": idx, "face": cp.face[inside], "offset_G": offset_G, "normal_G": normal_G,
+            "mid_G": kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T,
+            "depth": np.maximum((offset_G * normal_G).sum(axis=1), 0.0)}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("band", [0.0, 1e-4])
-def test_field_springs_kernel_equals_the_numpy_formulas(demo_field_pair, band):
+def test_field_springs_equal_a_fresh_exact_search(demo_field_pair, band):
+    """The face field's springs (the field choosing each bed vertex's faces, core.geometry.field_faces;
+    candidates, held faces and threads reused over micrometre steps) against a fresh exact search of every
+    bed vertex: the same bed vertices and, to rounding, points, normals, offsets and depths, but for the
+    few where the two searches' face sets differ (measured: at most 3 of some 2,000 springs at a pose,
+    depths up to 3.2 µm apart, half a percent of the penetration limit)."""
     pair, kin0 = demo_field_pair
     for k, shift in enumerate(SHIFTS):
-        kin = _moving_kinematics(kin0, shift, k)
-        springs = pair._springs_at(kin, band)
-        assert springs
-        for sp in springs:
-            other = pair.b if sp.bed_body == pair.a else pair.a
-            bed, surf = (pair.surface_a, pair.surface_b) if sp.bed_body == pair.a else (pair.surface_b, pair.surface_a)
-            ref = _reference_springs_field(pair, kin, sp.bed_body, other, bed, surf, band)
-            assert len(sp.depth) > 100
-            np.testing.assert_array_equal(sp.bed_vertex, ref["idx"])
-            scale = float(np.abs(kin.p_G).max())
-            np.testing.assert_allclose(sp.point_G, ref["mid_G"], rtol=0, atol=1e-14 * scale)
-            np.testing.assert_allclose(sp.normal_G, ref["normal_G"], rtol=0, atol=1e-11)
-            depth_scale = pair.penetration_limit
-            np.testing.assert_allclose(sp.offset_G, ref["offset_G"], rtol=0, atol=1e-11 * depth_scale)
-            np.testing.assert_allclose(sp.depth, ref["depth"], rtol=0, atol=1e-11 * depth_scale)
-            assert np.all(sp.face == -1)
+        for step in range(3):  # micrometre steps: the second and third reuse the first's work
+            kin = _moving_kinematics(kin0, np.asarray(shift, float) * (1.0 + 0.01 * step), k)
+            springs = pair._springs_at(kin, band)
+            assert springs
+            for sp in springs:
+                ref = _fresh_exact_springs(pair, kin, sp, band)
+                assert len(ref["idx"]) > 100
+                common, i, j = np.intersect1d(sp.bed_vertex, ref["idx"], return_indices=True)
+                assert len(sp.bed_vertex) + len(ref["idx"]) - 2 * len(common) <= 1e-3 * len(ref["idx"])
+                scale = float(np.abs(kin.p_G).max())
+                same = np.abs(sp.point_G[i] - ref["mid_G"][j]).max(axis=1) <= 1e-14 * scale
+                assert np.mean(~same) <= 3e-3
+                assert np.abs(sp.depth[i] - ref["depth"][j]).max() <= 0.02 * pair.penetration_limit
+                i, j = i[same], j[same]
+                np.testing.assert_allclose(sp.point_G[i], ref["mid_G"][j], rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.normal_G[i], ref["normal_G"][j], rtol=0, atol=1e-12)
+                np.testing.assert_allclose(sp.offset_G[i], ref["offset_G"][j], rtol=0, atol=1e-14 * scale)
+                # a closest point on an edge or corner is on two or more faces: rounding picks one of them
+                assert np.mean(sp.face[i] != ref["face"][j]) < 0.01
 
 
 @pytest.mark.slow
