@@ -83,7 +83,7 @@ def _field_faces_rows(lo, hi, q, rows, origin, inv_h, nmax, table, node_faces, v
         p0 = q[r, 0]
         p1 = q[r, 1]
         p2 = q[r, 2]
-        v_bed = rows[r]
+        v_bed = rows[r] if hold else 0
         if not (np.isfinite(p0) and np.isfinite(p1) and np.isfinite(p2)):
             continue
         tx = min(max((p0 - origin[0]) * inv_h, 0.0), float(nmax[0]))
@@ -300,29 +300,37 @@ def search_field_faces(sdf: SignedDistanceField, prox: SurfaceProximity, q: np.n
     the smooth unit normal there, the squared distance and the face (−1, inf where none), as
     :meth:`SurfaceProximity.search_near` gives them; ``facing`` (m, 3) and ``facing_cos`` as there.
     ``sdf`` is the field of ``prox``'s mesh built with ``keep_faces`` (:func:`check_field_faces`).
-    ``held`` (with ``rows`` (m,), the bed vertex of each point; not with ``facing``): faces from the
-    vertices' earlier searches, reused where they provably give the same answer, and updated."""
+    ``held`` (with ``rows`` (m,), the bed vertex of each point, strictly increasing; not with ``facing``):
+    faces from the vertices' earlier searches, reused where they provably give the same answer, and
+    updated (the rows' own slots only: threads never share one)."""
     check_field_faces(sdf, prox)
     q = np.ascontiguousarray(np.asarray(q, dtype=np.float64).reshape(-1, 3))
     m = len(q)
-    s = np.zeros((m, 3))
-    n = np.zeros((m, 3))
-    d2 = np.full(m, np.inf)
-    f = np.full(m, -1, dtype=np.int64)
+    s = np.empty((m, 3))  # the kernel writes every row
+    n = np.empty((m, 3))
+    d2 = np.empty(m)
+    f = np.empty(m, dtype=np.int64)
     hold = held is not None and facing is None
-    if hold and (rows is None or len(rows) != m):
-        raise ValueError("held faces need the bed vertex (rows) of every point")
-    if held is None or not hold:
-        held = HeldFaces.empty(0)
-        rows = np.zeros(m, np.int64)
-    if hold and len(np.unique(rows)) != m:
-        raise ValueError("held faces need distinct bed vertices (rows)")
+    if hold:
+        rows = np.ascontiguousarray(rows, dtype=np.int64) if rows is not None else None
+        if rows is None or rows.shape != (m,):
+            raise ValueError("held faces need the bed vertex (rows) of every point")
+        if m and (rows[0] < 0 or rows[-1] >= len(held.face) or np.any(rows[1:] <= rows[:-1])):
+            raise ValueError("held faces need distinct bed vertices (rows) in increasing order, within the held ones")
+    else:
+        held, rows = _NO_HELD, _NO_ROWS
     if m:
-        fac = np.zeros((m, 3)) if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
-        _run_kernel(use_numba, m, q, np.ascontiguousarray(rows, dtype=np.int64), sdf.origin,
+        fac = _NO_FACING if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
+        _run_kernel(use_numba, m, q, rows, sdf.origin,
                                                 1.0 / sdf.spacing, sdf.node_dims - 1, sdf.block_index,
                                                 sdf.node_faces, prox.vertices, prox.faces, prox.vertex_faces,
                                                 prox.face_spheres, prox.vertex_normals, fac, facing is not None,
                                                 float(facing_cos), DESCENT_ROUNDS, hold, held.cell, held.point,
                                                 held.face, held.reach, held.cursor, HOLD_SLACK_M, s, n, d2, f)
     return s, n, d2, f
+
+
+#: what a search without held faces or facing passes for them (never read)
+_NO_HELD = HeldFaces.empty(0)
+_NO_ROWS = np.zeros(1, np.int64)
+_NO_FACING = np.zeros((1, 3))

@@ -202,7 +202,7 @@ def test_a_field_without_or_with_foreign_faces_is_refused():
     with pytest.raises(ValueError, match="rows"):
         search_field_faces(field, prox, v[:3], held=HeldFaces.empty(len(v)))
     with pytest.raises(ValueError, match="distinct"):
-        search_field_faces(field, prox, v[:3], rows=np.array([0, 1, 1]), held=HeldFaces.empty(len(v)))
+        search_field_faces(field, prox, v[:3], rows=np.array([0, 2, 1]), held=HeldFaces.empty(len(v)))
 
 
 def test_node_faces_survive_storage_and_bad_ones_are_named():
