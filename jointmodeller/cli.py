@@ -744,13 +744,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "times the model's length scale); defaults: equilibrium 1e-8 N, laxity 1e-6 N on smooth "
                         "models and 1e-2 N with contact or wrapping")
     s.add_argument("--contact-geometry", choices=("auto", "exact", "field"), default="auto",
-                   help="dynamics and laxity: how contact points are found: field, one lookup per vertex in signed "
-                        "distance fields (built once per mesh and cached; the demo's dynamics ~4x and the "
-                        "high-resolution demo's laxity sweep ~3x faster, contact forces within 0.5%% and laxity "
-                        "within 0.1%%, but a dynamics trajectory drifts from the exact one by more than the "
-                        "integrator's error: docs/sdf.md), or exact, closest points on the cartilage meshes (the "
-                        "reference). auto (default): field for the laxity of free bones, exact otherwise (the "
-                        "laxity of a project with joints runs on the exact meshes only)")
+                   help="dynamics and laxity: how contact points are found: field, each vertex's closest faces "
+                        "from signed distance fields (built once per mesh and cached) and its depth measured on "
+                        "them (the demo's dynamics ~3x and the high-resolution demo's laxity sweep ~3x faster, "
+                        "the trajectory within the integrator's tolerance of the exact one: docs/sdf.md), or "
+                        "exact, closest points searched round each vertex's nearest mesh vertices (the "
+                        "reference). auto (default): field for dynamics and for the laxity of free bones, exact "
+                        "otherwise (the laxity of a project with joints runs on the exact meshes only)")
     s.add_argument("--csv", metavar="FILE", help="also write the run's series as CSV")
     s.set_defaults(func=cmd_run)
 

@@ -80,15 +80,14 @@ def check_contact_geometry(contact_geometry: str) -> str:
 
 def resolve_contact_geometry(contact_geometry: str, *, study: str, tree: bool) -> str:
     """The geometry a study runs on; "exact" and "field" are taken as given (a study that cannot
-    honour "field" refuses it itself). "auto" is "field" for the laxity sweep of free bones and
-    "exact" elsewhere, by what each study's result keeps (docs/sdf.md): on fields the demo's laxity
-    is within 0.1 % of the exact meshes' at a third of the cost, while a dynamics trajectory drifts
-    from the exact one by ~25 times the integrator's error over 0.1 s (the fields measure the true
-    distance, the exact query the depth along the interpolated vertex normal), and the statics of a
-    tree (equilibrium, a tree's laxity sweep) freeze contact sets of mesh faces."""
+    honour "field" refuses it itself). "auto" is "field" for dynamics and for the laxity sweep of free
+    bones, "exact" elsewhere (equilibrium, a tree's laxity sweep: their statics freeze contact sets on
+    the exact meshes). On the face field (docs/sdf.md) the demo's dynamics follows the exact meshes'
+    trajectory within the integrator's tolerance at about a third of the cost (real time), and its
+    laxity is the exact meshes' within 0.1 %."""
     check_contact_geometry(contact_geometry)
     if contact_geometry == AUTO_CONTACT_GEOMETRY:
-        return "field" if study == "laxity" and not tree else "exact"
+        return "field" if study == "dynamics" or (study == "laxity" and not tree) else "exact"
     return contact_geometry
 
 

@@ -265,8 +265,8 @@ def run_dynamics(
     digits: accuracy α = 10^-digits; method: "auto" (:func:`choose_method`) or one of
     core.multibody.integrate.METHODS; the run's parameters record the method used.
     contact_geometry: "exact" (closest points on the meshes), "field" (signed distance fields, read
-    from the disk cache; docs/sdf.md gives the difference measured) or "auto" (the default: the exact
-    meshes, :func:`app.build.resolve_contact_geometry`), recorded in the parameters as run (and as
+    from the disk cache; docs/sdf.md gives the difference measured) or "auto" (the default: the
+    fields, :func:`app.build.resolve_contact_geometry`), recorded in the parameters as run (and as
     asked, "contact_geometry_requested").
     """
     from jointmodeller.app.mobilized import needs_tree

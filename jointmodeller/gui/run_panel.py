@@ -74,13 +74,14 @@ class RunPanel(QWidget):
         for label, geometry in CONTACT_GEOMETRIES:
             self.contact_geometry.addItem(label, geometry)
         self.contact_geometry.setToolTip(
-            "How the dynamics and laxity studies find cartilage contact. Distance fields: one lookup per vertex "
-            "in the other surface's signed distance field (built once per mesh and cached): the demo's dynamics "
-            "~4x and its laxity sweep ~3x faster than on the exact meshes, contact forces within 0.5 % and "
-            "laxity within 0.1 %, but a trajectory drifts from the exact one by more than the integrator's "
-            "error (docs/sdf.md). Exact meshes: the closest point on the other surface's triangles, the "
-            "reference. Auto (default): distance fields for the laxity sweep of free bones, the exact meshes "
-            "otherwise (the laxity sweep of a project with joints runs on the exact meshes only).")
+            "How the dynamics and laxity studies find cartilage contact. Distance fields: each vertex's "
+            "closest faces come from the other surface's signed distance field (built once per mesh and "
+            "cached) and its depth is measured on them as on the exact meshes: the demo's dynamics ~3x and "
+            "its laxity sweep ~3x faster, its trajectory within the integrator's tolerance of the exact "
+            "meshes' (docs/sdf.md). Exact meshes: the closest point among the faces round each vertex's "
+            "nearest surface vertices, the reference. Auto (default): distance fields for dynamics and for "
+            "the laxity sweep of free bones, the exact meshes otherwise (the laxity sweep of a project with "
+            "joints runs on the exact meshes only).")
         self.max_wall = QDoubleSpinBox(self)  # 0 shows "default": the study's own limit
         self.max_wall.setRange(0.0, 1e6)
         self.max_wall.setDecimals(0)

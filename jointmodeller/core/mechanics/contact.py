@@ -68,6 +68,9 @@ GEOMETRIES = ("exact", "field")
 #: penetration limit (a renewal is one field lookup per bed vertex, so it can be small; the
 #: candidates are the vertices within twice it of the surface, a congruent joint's thin gap)
 FIELD_SLACK_FRACTION = 0.05
+#: field geometry: a renewal of the candidates looks up only the bed vertices within 2·(1 + this)
+#: slacks of the surface where the bodies last moved by more than this many slacks (ContactPair._field_candidates)
+FIELD_NEAR_FACTOR = 8.0
 #: the field geometry reuses each bed vertex's face while it provably stays the search's answer
 #: (field_faces.HeldFaces); tests switch it off to compare with every vertex searched afresh
 FIELD_HELD_FACES = True
@@ -547,7 +550,10 @@ class ContactPair:
         """Bed vertices within 2·slack (+ band) above the other surface's field, reused while no bed
         vertex moved by more than the slack: the trilinear field's gradient is at most √3 long (each
         partial derivative ≤ 1 between 1-Lipschitz nodes), so a vertex left out cannot have reached
-        the surface (value < band) since."""
+        the surface (value < band) since. A renewal looks up only the vertices of a wider set, within
+        2·(slack + wide) of the surface where the bodies last moved by more than ``wide`` (FIELD_NEAR_FACTOR
+        slacks): a vertex outside it is still more than 2·slack + (2 − √3)·wide above, so the candidates
+        are those of a lookup of every bed vertex."""
         key = ("field", bed_body, other, band)
         slack = FIELD_SLACK_FRACTION * self.penetration_limit
         work = self._work
@@ -557,8 +563,18 @@ class ContactPair:
             if bed.max_displacement(R_ob, p_ob, R0, p0) <= slack:
                 return cand
         assert surf.sdf is not None
-        value = surf.sdf.value(bed.vertices_B @ R_ob.T + p_ob)
-        cand = np.flatnonzero(value < 2.0 * slack + band)
+        wide = FIELD_NEAR_FACTOR * slack
+        near_key = ("field near", bed_body, other, band)
+        near = work.candidates.get(near_key)
+        if near is not None and bed.max_displacement(R_ob, p_ob, near[0], near[1]) <= wide:
+            rows = near[2]
+            value = surf.sdf.value(bed.vertices_B[rows] @ R_ob.T + p_ob)
+        else:
+            value = surf.sdf.value(bed.vertices_B @ R_ob.T + p_ob)
+            rows = np.flatnonzero(value < 2.0 * (slack + wide) + band)
+            work.candidates[near_key] = (R_ob.copy(), p_ob.copy(), rows)
+            value = value[rows]
+        cand = rows[value < 2.0 * slack + band]
         work.candidates[key] = (R_ob.copy(), p_ob.copy(), cand)
         return cand
 

@@ -310,7 +310,9 @@ def test_laxity_on_distance_fields_is_refused_for_a_project_with_joints(project)
         run_laxity(project, contact_geometry="mesh")
     assert resolve_contact_geometry("auto", study="laxity", tree=True) == "exact"
     assert resolve_contact_geometry("auto", study="laxity", tree=False) == "field"
-    assert resolve_contact_geometry("auto", study="dynamics", tree=False) == "exact"
+    assert resolve_contact_geometry("auto", study="dynamics", tree=False) == "field"
+    assert resolve_contact_geometry("auto", study="dynamics", tree=True) == "field"
+    assert resolve_contact_geometry("auto", study="equilibrium", tree=False) == "exact"
     assert resolve_contact_geometry("exact", study="laxity", tree=False) == "exact"
     assert resolve_contact_geometry("field", study="dynamics", tree=True) == "field"
     with pytest.raises(ValueError, match="'auto'"):  # a builder takes a resolved geometry only

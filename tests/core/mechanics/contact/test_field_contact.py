@@ -90,3 +90,44 @@ def test_demo_elbow_field_contact_within_two_percent_of_exact():
         assert np.linalg.norm(r_f.total_force_G - r_e.total_force_G) <= 1e-3 * F_e
         patch = np.ptp(r_e.points_G, axis=0).max()
         assert np.linalg.norm(r_f.centre_of_pressure_G - r_e.centre_of_pressure_G) <= 1e-3 * patch
+
+
+def test_field_candidates_from_the_wider_set_equal_a_lookup_of_every_vertex(monkeypatch):
+    """A sphere sinking into and sliding over the sheet in steps of a fifth of the slack: at every pose
+    the candidates (renewed from the wider near set, ContactPair._field_candidates) are the bed vertices a
+    lookup of every one would give as of that renewal's pose, and the near set was reused (renewals
+    outnumber full lookups). With the bodies' moves underestimated fourfold (the near set then kept past
+    its margin) the candidates lag behind, so the comparison can fail."""
+    from jointmodeller.core.data import using
+    from jointmodeller.core.geometry.sdf import SignedDistanceField
+    from jointmodeller.core.mechanics import contact
+
+    value = SignedDistanceField.value
+    full = {"n": 0}
+
+    def run() -> tuple[int, int]:
+        pair = _sphere_on_plane("field", "foundation")  # bed a: the sphere's vertices in the sheet's field
+        slack = contact.FIELD_SLACK_FRACTION * pair.penetration_limit
+        bed, surf = pair.surface_a, pair.surface_b
+        R_ob = np.eye(3)
+        renewals, mismatches = 0, 0
+        with using():
+            for i in range(200):
+                p_ob = np.array([3e-4 * np.sin(0.01 * i), 0.02 * slack * i, 0.0105 - 0.2 * slack * i])
+                cand = pair._field_candidates(0, 1, bed, surf, R_ob, p_ob, 0.0)
+                R0, p0, _ = pair._work.candidates[("field", 0, 1, 0.0)]
+                truth = np.flatnonzero(value(surf.sdf, bed.vertices_B @ R0.T + p0) < 2.0 * slack)
+                renewals += bool(np.array_equal(p0, p_ob))
+                mismatches += not np.array_equal(cand, truth)
+        return renewals, mismatches
+
+    def counting(self, points, *a, **k):
+        full["n"] += len(points) > 1000  # the sphere's 2,562 vertices: a lookup of every one
+        return value(self, points, *a, **k)
+
+    monkeypatch.setattr(SignedDistanceField, "value", counting)
+    renewals, mismatches = run()
+    assert mismatches == 0 and renewals > 20 and full["n"] < renewals / 2
+    moved = contact.ContactSurface.max_displacement
+    monkeypatch.setattr(contact.ContactSurface, "max_displacement", lambda self, *a: 0.25 * moved(self, *a))
+    assert run()[1] > 0
