@@ -55,6 +55,7 @@ from jointmodeller.core.mechanics.contact_field_kernels import (
     exact_springs,
     kinematics_arrays,
     record_certificates,
+    searched_springs,
     spring_forces,
 )
 from jointmodeller.core.mechanics.contact_laws import StribeckFriction, foundation_modulus
@@ -537,11 +538,9 @@ class ContactPair:
             held = self._work.held_faces[(bed_body, other)] = HeldFaces.empty(len(bed.vertices_B))
         s_o, n_o, d2, face = search_field_faces(surf.sdf, surf.proximity, q_o, facing, self.facing_cos,
                                                 cand, held if FIELD_HELD_FACES else None)
-        rows = np.arange(len(cand))
-        cp = surf.proximity.found(q_o, rows, s_o, n_o, d2, face, np.zeros(len(cand)), self.search_distance)
-        row, mid_G, smooth_n_G, offset_G, depth, face = exact_springs(
-            q_o, cp.index, cp.closest, cp.normal, cp.depth, cp.face, band if band > 0 else 0.0,
-            kin.R_GB[other], kin.p_G[other])
+        row, mid_G, smooth_n_G, offset_G, depth, face = searched_springs(
+            q_o, (s_o, n_o, d2, face), self.search_distance, band if band > 0 else 0.0, kin.R_GB[other],
+            kin.p_G[other])
         idx = cand[row]
         return self._law(bed_body, idx, mid_G, smooth_n_G, depth, offset_G, bed.area[idx], face, scale, band)
 

@@ -56,6 +56,29 @@ def bed_points(vertices_B: np.ndarray, rows: np.ndarray, R_ob: np.ndarray, p_ob:
     bed_points_kernel(vertices_B, np.asarray(rows, np.int64), _f64(R_ob), _f64(p_ob), bool(compact), out)
 
 
+@njit(error_model="numpy", inline="always")
+def _write_spring(m, sx, sy, sz, px, py, pz, nx, ny, nz, R_Go, p_Go, mid_G, normal_G, offset_G,
+                  depth):  # pragma: no cover - numba
+    """Row m of the springs from a bed point p, its closest surface point s and the smooth normal n there
+    (the other body's frame): offset s − p, normal and midpoint carried into G, depth along the normal
+    floored at 0. The one implementation: both geometries' spring kernels call it."""
+    ox = sx - px
+    oy = sy - py
+    oz = sz - pz
+    qx = 0.5 * (sx + px)
+    qy = 0.5 * (sy + py)
+    qz = 0.5 * (sz + pz)
+    along = 0.0
+    for k in range(3):
+        o = ox * R_Go[k, 0] + oy * R_Go[k, 1] + oz * R_Go[k, 2]
+        n = nx * R_Go[k, 0] + ny * R_Go[k, 1] + nz * R_Go[k, 2]
+        offset_G[m, k] = o
+        normal_G[m, k] = n
+        mid_G[m, k] = p_Go[k] + (qx * R_Go[k, 0] + qy * R_Go[k, 1] + qz * R_Go[k, 2])
+        along += o * n
+    depth[m] = max(along, 0.0)
+
+
 @njit(error_model="numpy")
 def exact_springs_kernel(points_o, index, closest_o, normal_o, depth_in, face_in, above, R_Go, p_Go,
                          idx_out, mid_G, normal_G, offset_G, depth, face_out):  # pragma: no cover - numba
@@ -66,34 +89,66 @@ def exact_springs_kernel(points_o, index, closest_o, normal_o, depth_in, face_in
         if not depth_in[r] > -above:
             continue
         v = index[r]
-        sx = closest_o[r, 0]
-        sy = closest_o[r, 1]
-        sz = closest_o[r, 2]
-        px = points_o[v, 0]
-        py = points_o[v, 1]
-        pz = points_o[v, 2]
-        ox = sx - px
-        oy = sy - py
-        oz = sz - pz
-        qx = 0.5 * (sx + px)
-        qy = 0.5 * (sy + py)
-        qz = 0.5 * (sz + pz)
-        nx = normal_o[r, 0]
-        ny = normal_o[r, 1]
-        nz = normal_o[r, 2]
-        along = 0.0
-        for k in range(3):
-            o = ox * R_Go[k, 0] + oy * R_Go[k, 1] + oz * R_Go[k, 2]
-            n = nx * R_Go[k, 0] + ny * R_Go[k, 1] + nz * R_Go[k, 2]
-            offset_G[m, k] = o
-            normal_G[m, k] = n
-            mid_G[m, k] = p_Go[k] + (qx * R_Go[k, 0] + qy * R_Go[k, 1] + qz * R_Go[k, 2])
-            along += o * n
-        depth[m] = max(along, 0.0)
+        _write_spring(m, closest_o[r, 0], closest_o[r, 1], closest_o[r, 2], points_o[v, 0], points_o[v, 1],
+                      points_o[v, 2], normal_o[r, 0], normal_o[r, 1], normal_o[r, 2], R_Go, p_Go, mid_G, normal_G,
+                      offset_G, depth)
         idx_out[m] = v
         face_out[m] = face_in[r]
         m += 1
     return m
+
+
+@njit(error_model="numpy")
+def searched_springs_kernel(q_o, s_o, n_o, d2, face_in, distance, above, R_Go, p_Go,
+                            row_out, mid_G, normal_G, offset_G, depth, face_out):  # pragma: no cover - numba
+    """:func:`exact_springs_kernel` straight from a search's rows (``SurfaceProximity.search_near``'s
+    layout: a face within ``distance``, the signed depth ±distance by the side of the smooth normal, as
+    ``collision_proximity._within_kernel`` signs it), without the found rows in between."""
+    m = 0
+    for r in range(q_o.shape[0]):
+        if not (face_in[r] >= 0 and np.sqrt(d2[r]) <= distance):
+            continue
+        dist = np.sqrt(d2[r])
+        side = ((s_o[r, 0] - q_o[r, 0]) * n_o[r, 0] + (s_o[r, 1] - q_o[r, 1]) * n_o[r, 1]) \
+            + (s_o[r, 2] - q_o[r, 2]) * n_o[r, 2]
+        if not (dist if side > 0.0 else -dist) > -above:
+            continue
+        _write_spring(m, s_o[r, 0], s_o[r, 1], s_o[r, 2], q_o[r, 0], q_o[r, 1], q_o[r, 2], n_o[r, 0], n_o[r, 1],
+                      n_o[r, 2], R_Go, p_Go, mid_G, normal_G, offset_G, depth)
+        row_out[m] = r
+        face_out[m] = face_in[r]
+        m += 1
+    return m
+
+
+def searched_springs(q_o: np.ndarray, found: tuple, distance: float, above: float, R_Go: np.ndarray,
+                     p_Go: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                np.ndarray]:
+    """:func:`exact_springs` of points q_o (k, 3) (the other body's frame) from a search's rows ``found`` =
+    (s (k, 3), n (k, 3), d2 (k,), face (k,)): the rows with a face within ``distance`` whose depth signed
+    by the smooth normal's side is deeper than −above (row (m,), midpoint_G, normal_G, offset_G, depth,
+    face). The same springs as ``SurfaceProximity.found`` then :func:`exact_springs`, in one pass."""
+    s_o, n_o, d2, face_in = found
+    if not NUMBA_ENABLED:
+        cp = _within_rows(q_o, s_o, n_o, d2, face_in, distance)
+        return exact_springs(q_o, cp.index, cp.closest, cp.normal, cp.depth, cp.face, above, R_Go, p_Go)
+    k = len(q_o)
+    row = np.empty(k, np.int64)
+    mid_G = np.empty((k, 3))
+    normal_G = np.empty((k, 3))
+    offset_G = np.empty((k, 3))
+    depth = np.empty(k)
+    face = np.empty(k, np.int64)
+    m = searched_springs_kernel(_f64(q_o), _f64(s_o), _f64(n_o), _f64(d2), np.asarray(face_in, np.int64),
+                                float(distance), float(above), _f64(R_Go), _f64(p_Go), row, mid_G, normal_G,
+                                offset_G, depth, face)
+    return row[:m], mid_G[:m], normal_G[:m], offset_G[:m], depth[:m], face[:m]
+
+
+def _within_rows(q_o, s_o, n_o, d2, face_in, distance):
+    from jointmodeller.core.geometry.collision_proximity import SurfaceProximity
+
+    return SurfaceProximity.found(q_o, np.arange(len(q_o)), s_o, n_o, d2, face_in, np.zeros(len(q_o)), distance)
 
 
 def exact_springs(points_o: np.ndarray, index: np.ndarray, closest_o: np.ndarray, normal_o: np.ndarray,
