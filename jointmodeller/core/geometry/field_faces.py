@@ -310,23 +310,23 @@ def search_field_faces(sdf: SignedDistanceField, prox: SurfaceProximity, q: np.n
     n = np.empty((m, 3))
     d2 = np.empty(m)
     f = np.empty(m, dtype=np.int64)
-    hold = held is not None and facing is None
+    slots = _NO_HELD if held is None or facing is not None else held
+    hold = slots is not _NO_HELD
     if hold:
         rows = np.ascontiguousarray(rows, dtype=np.int64) if rows is not None else None
         if rows is None or rows.shape != (m,):
             raise ValueError("held faces need the bed vertex (rows) of every point")
-        if m and (rows[0] < 0 or rows[-1] >= len(held.face) or np.any(rows[1:] <= rows[:-1])):
-            raise ValueError("held faces need distinct bed vertices (rows) in increasing order, within the held ones")
+        if m and (rows[0] < 0 or rows[-1] >= len(slots.face) or np.any(rows[1:] <= rows[:-1])):
+            raise ValueError("held faces need distinct bed vertices (rows) in increasing order, "
+                             "within the held ones")
     else:
-        held, rows = _NO_HELD, _NO_ROWS
+        rows = _NO_ROWS
     if m:
         fac = _NO_FACING if facing is None else np.ascontiguousarray(facing, dtype=np.float64)
-        _run_kernel(use_numba, m, q, rows, sdf.origin,
-                                                1.0 / sdf.spacing, sdf.node_dims - 1, sdf.block_index,
-                                                sdf.node_faces, prox.vertices, prox.faces, prox.vertex_faces,
-                                                prox.face_spheres, prox.vertex_normals, fac, facing is not None,
-                                                float(facing_cos), DESCENT_ROUNDS, hold, held.cell, held.point,
-                                                held.face, held.reach, held.cursor, HOLD_SLACK_M, s, n, d2, f)
+        _run_kernel(use_numba, m, q, rows, sdf.origin, 1.0 / sdf.spacing, sdf.node_dims - 1, sdf.block_index,
+                    sdf.node_faces, prox.vertices, prox.faces, prox.vertex_faces, prox.face_spheres,
+                    prox.vertex_normals, fac, facing is not None, float(facing_cos), DESCENT_ROUNDS, hold,
+                    slots.cell, slots.point, slots.face, slots.reach, slots.cursor, HOLD_SLACK_M, s, n, d2, f)
     return s, n, d2, f
 
 
