@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -259,25 +260,67 @@ class HeldFaces:
 
 #: rows below which a search runs on one thread (a parallel launch costs some microseconds)
 PARALLEL_MIN_ROWS = 256
+#: every this many searches the way not chosen (threads or one thread) is timed again
+PROBE_EVERY = 50
 _parallel_lock = threading.Lock()
 
 
+class ThreadChoice:
+    """Whether searches run on numba's threads or on the calling one, by what each measured lately
+    (seconds a row, an exponential average; the other way retried every PROBE_EVERY searches). On an
+    idle machine the threads halve a search; when the cores are busy (a GUI rendering, other
+    processes) OpenMP's waiting threads can make a parallel search several times slower than one
+    thread, and this notices it. The answers are the same bits either way. Each way's first search is
+    not counted (it may compile the kernel)."""
+
+    def __init__(self) -> None:
+        self.per_row: dict[bool, float | None] = {True: None, False: None}
+        self.seen = {True: 0, False: 0}
+        self.calls = 0
+
+    def parallel(self) -> bool:
+        self.calls += 1
+        for way in (True, False):
+            if self.per_row[way] is None:
+                return way
+        best = bool(self.per_row[True] <= self.per_row[False])  # type: ignore[operator]
+        return (not best) if self.calls % PROBE_EVERY == 0 else best
+
+    def record(self, parallel: bool, seconds: float, rows: int) -> None:
+        self.seen[parallel] += 1
+        if self.seen[parallel] == 1:
+            return
+        per_row = seconds / max(rows, 1)
+        old = self.per_row[parallel]
+        self.per_row[parallel] = per_row if old is None else 0.7 * old + 0.3 * per_row
+
+
+THREADS = ThreadChoice()
+
+
 def _run_kernel(use_numba: bool | None, m: int, *args) -> None:
-    """:func:`_field_faces_kernel` on the machine's threads (numba's ``parallel``), else on this one: when
-    numba is off, the rows are few, one thread is all there is, or another thread is in a parallel
-    search now (numba's fallback threading layer, workqueue, must not be entered by two threads at
-    once; the result is the same either way)."""
+    """:func:`_field_faces_kernel` on numba's threads (``parallel``) or on this one, as
+    :data:`THREADS` finds faster; on this one also when numba is off, the rows are few, one thread is
+    all there is, or another thread is in a parallel search now (numba's fallback threading layer,
+    workqueue, must not be entered by two threads at once)."""
     if not numba_enabled(use_numba):
         _field_faces_kernel(1, *args)
         return
     threads = thread_count()
-    if threads > 1 and m >= PARALLEL_MIN_ROWS and _parallel_lock.acquire(blocking=False):
-        try:
-            _compiled_kernel(_field_faces_kernel, None, parallel=True, error_model="numpy")(threads, *args)
-        finally:
-            _parallel_lock.release()
+    if threads < 2 or m < PARALLEL_MIN_ROWS:
+        _field_faces_rows(0, m, *args)
         return
-    _field_faces_rows(0, m, *args)
+    parallel = THREADS.parallel() and _parallel_lock.acquire(blocking=False)
+    start = time.perf_counter()
+    try:
+        if parallel:
+            _compiled_kernel(_field_faces_kernel, None, parallel=True, error_model="numpy")(threads, *args)
+        else:
+            _field_faces_rows(0, m, *args)
+    finally:
+        if parallel:
+            _parallel_lock.release()
+    THREADS.record(parallel, time.perf_counter() - start, m)
 
 
 def check_field_faces(sdf: SignedDistanceField, prox: SurfaceProximity) -> None:

@@ -242,3 +242,22 @@ def test_the_disk_cache_keeps_fields_with_and_without_faces_apart(tmp_path):
     again = cached_field(v, f, spacing=0.001, folder=tmp_path, keep_faces=True)
     assert again.hit and again.field.digest() == with_faces.field.digest()
     np.testing.assert_array_equal(again.field.node_faces, with_faces.field.node_faces)
+
+
+def test_thread_choice_takes_the_faster_way_and_retries_the_other():
+    """Each way is tried first (its first timing, which may include compiling, not counted), then the
+    faster one is taken, the other retried every PROBE_EVERY searches; a way that turns slow (busy cores
+    under OpenMP's waiting threads) loses its turn within a few retries."""
+    choice = field_faces.ThreadChoice()
+    ways = []
+    for _ in range(4):  # the untried way first, until each has a counted timing
+        way = choice.parallel()
+        first = way not in ways
+        ways.append(way)
+        choice.record(way, 10.0 if first else (1e-3 if way else 2e-3), 1000)
+    assert ways == [True, True, False, False]
+    picks = [choice.parallel() for _ in range(2 * field_faces.PROBE_EVERY)]
+    assert picks.count(False) == 2 and picks.count(True) == 2 * field_faces.PROBE_EVERY - 2
+    for _ in range(10):  # the threads turn ten times slower: one thread wins
+        choice.record(True, 1e-2, 1000)
+    assert not choice.parallel()
