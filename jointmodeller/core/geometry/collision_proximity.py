@@ -174,6 +174,18 @@ def _face_corners(f, verts, faces):  # pragma: no cover
 
 
 @njit(inline="always")
+def _faces_away(abx, aby, abz, acx, acy, acz, facing, r, facing_cos):  # pragma: no cover
+    """Whether the face with edges ab, ac does not count for a point whose own surface normal is facing[r]
+    (the facing rule of the closest-point searches: it counts while its normal · facing[r] <
+    −facing_cos·|normal|)."""
+    fx = aby * acz - abz * acy
+    fy = abz * acx - abx * acz
+    fz = abx * acy - aby * acx
+    dot = fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2]
+    return dot >= -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz)
+
+
+@njit(inline="always")
 def _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz):  # pragma: no cover
     """(ok, u, v, w, squared distance) of the point p to triangle (a, a + ab, a + ac) (see
     :func:`_triangle_barycentric`)."""
@@ -259,13 +271,8 @@ def _closest_kernel(q, near, vf, verts, faces, spheres, vnormals, facing, use_fa
                             other = lb
                     continue
                 ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-                if use_facing:
-                    fx = aby * acz - abz * acy
-                    fy = abz * acx - abx * acz
-                    fz = abx * acy - aby * acx
-                    dot = fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2]
-                    if dot >= -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz):
-                        continue
+                if use_facing and _faces_away(abx, aby, abz, acx, acy, acz, facing, r, facing_cos):
+                    continue
                 ok, u, v, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
                 if not ok:
                     other = -np.inf  # a degenerate face: nothing certified

@@ -31,6 +31,7 @@ from jointmodeller.core._jit import njit, numba_enabled, prange, thread_count
 from jointmodeller.core.geometry.collision_proximity import (
     SurfaceProximity,
     _face_corners,
+    _faces_away,
     _triangle_distance2,
     _write_closest,
 )
@@ -140,13 +141,8 @@ def _field_faces_rows(lo, hi, q, rows, origin, inv_h, nmax, table, node_faces, v
             tested[nt] = f
             nt += 1
             ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-            if use_facing:
-                fx = aby * acz - abz * acy
-                fy = abz * acx - abx * acz
-                fz = abx * acy - aby * acx
-                if fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2] >= \
-                        -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz):
-                    continue
+            if use_facing and _faces_away(abx, aby, abz, acx, acy, acz, facing, r, facing_cos):
+                continue
             ok, u, v, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
             if not ok:
                 certain = False
@@ -203,13 +199,8 @@ def _field_faces_rows(lo, hi, q, rows, origin, inv_h, nmax, table, node_faces, v
                     if seen:
                         continue
                     ax, ay, az, abx, aby, abz, acx, acy, acz = _face_corners(f, verts, faces)
-                    if use_facing:
-                        fx = aby * acz - abz * acy
-                        fy = abz * acx - abx * acz
-                        fz = abx * acy - aby * acx
-                        if fx * facing[r, 0] + fy * facing[r, 1] + fz * facing[r, 2] >= \
-                                -facing_cos * math.sqrt(fx * fx + fy * fy + fz * fz):
-                            continue
+                    if use_facing and _faces_away(abx, aby, abz, acx, acy, acz, facing, r, facing_cos):
+                        continue
                     ok, u, v, w, dd = _triangle_distance2(p0, p1, p2, ax, ay, az, abx, aby, abz, acx, acy, acz)
                     if ok and dd < best:
                         best = dd

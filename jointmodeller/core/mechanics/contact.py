@@ -21,8 +21,8 @@ Both apply equal and opposite forces at the midpoint between the vertex and its 
 the pair conserves momentum and angular momentum. The per-evaluation :class:`ContactResult`
 (points, pressures, total force, centre of pressure) feeds the viewport's pressure map and plots.
 
-The per-point work is compiled (core.mechanics.contact_field_kernels): the "field" geometry's springs
-in one pass over the candidate bed vertices, and the force law; ``accumulate`` without friction
+The per-point work is compiled: the "field" geometry's search (core.geometry.field_faces) and both
+geometries' springs and the force law (core.mechanics.contact_field_kernels); ``accumulate`` without friction
 scatters the forces straight into the sums (no ContactResult: :attr:`ContactPair.last_result` makes
 it from the latest kinematics when asked).
 """
@@ -63,7 +63,8 @@ from jointmodeller.core.mechanics.forces import BodyKinematics, apply_point_forc
 
 METHODS = ("foundation", "mjm")
 #: how depths and normals are found: "exact" closest points on the mesh (SurfaceProximity), or
-#: "field": one lookup per bed vertex in the other surface's signed distance field (core.geometry.sdf)
+#: "field": the faces named by the other surface's signed distance field's nodes round each bed vertex
+#: (the face field, core.geometry.field_faces), measured on as the exact search measures
 GEOMETRIES = ("exact", "field")
 #: field geometry: candidates are renewed once some bed vertex moved by this fraction of the
 #: penetration limit (a renewal is one field lookup per bed vertex, so it can be small; the
@@ -522,11 +523,11 @@ class ContactPair:
     def _springs_field(self, kin: BodyKinematics, bed_body: int, other: int, bed: ContactSurface,
                        surf: ContactSurface, scale: float, band: float = 0.0) -> _Springs:
         """:meth:`_springs` by the "field" geometry (the face field): the other surface's field picks
-        each candidate bed vertex's faces (its cell's nodes' closest faces and their 1-rings,
-        core.geometry.field_faces) and the closest point, smooth normal and depth are measured on them
-        as the exact geometry measures them, through the same code from there on. No tree query, no
-        certificates; the springs equal the exact search's but where the two searches' face sets
-        differ (ties; docs/sdf.md)."""
+        each candidate bed vertex's faces (its cell's nodes' closest faces, and the faces round the
+        best one's closest edge or corner, core.geometry.field_faces) and the closest point, smooth
+        normal and depth are measured on them as the exact geometry measures them, through the same
+        code from there on. No tree query, no certificates; the springs equal the exact search's but
+        where the two searches' face sets differ (a few in a thousand; docs/sdf.md)."""
         assert surf.sdf is not None  # built in __init__ for the field geometry
         R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, bed_body, other)
         cand = self._field_candidates(bed_body, other, bed, surf, R_ob, p_ob, band)

@@ -221,28 +221,16 @@ def test_exact_springs_equal_the_numpy_formulas_on_a_fresh_search(demo_exact_pai
             springs = pair._springs_at(kin, band)
             assert springs
             for sp in springs:
-                other = pair.b if sp.bed_body == pair.a else pair.a
-                bed, surf = ((pair.surface_a, pair.surface_b) if sp.bed_body == pair.a
-                             else (pair.surface_b, pair.surface_a))
-                R_ob, p_ob = relative_pose_B(kin.p_G, kin.R_GB, sp.bed_body, other)
-                P_o = bed.vertices_B @ R_ob.T + p_ob
-                cp = surf.proximity.closest(P_o, pair.search_distance, beneath_only=True)
-                inside = cp.depth > -band if band > 0 else cp.depth > 0.0
-                idx, s_o = cp.index[inside], cp.closest[inside]
-                R_Go = kin.R_GB[other]
-                offset_G = (s_o - P_o[idx]) @ R_Go.T
-                normal_G = cp.normal[inside] @ R_Go.T
-                mid_G = kin.p_G[other] + (0.5 * (s_o + P_o[idx])) @ R_Go.T
-                assert len(idx) > 100
-                np.testing.assert_array_equal(sp.bed_vertex, idx)
+                ref = _fresh_exact_springs(pair, kin, sp, band)
+                assert len(ref["idx"]) > 100
+                np.testing.assert_array_equal(sp.bed_vertex, ref["idx"])
                 # a closest point on an edge or corner is on two or more faces: rounding picks one of them
-                assert np.mean(sp.face != cp.face[inside]) < 0.01
+                assert np.mean(sp.face != ref["face"]) < 0.01
                 scale = float(np.abs(kin.p_G).max())
-                np.testing.assert_allclose(sp.point_G, mid_G, rtol=0, atol=1e-14 * scale)
-                np.testing.assert_allclose(sp.normal_G, normal_G, rtol=0, atol=1e-12)
-                np.testing.assert_allclose(sp.offset_G, offset_G, rtol=0, atol=1e-14 * scale)
-                np.testing.assert_allclose(sp.depth, np.maximum((offset_G * normal_G).sum(axis=1), 0.0),
-                                           rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.point_G, ref["mid_G"], rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.normal_G, ref["normal_G"], rtol=0, atol=1e-12)
+                np.testing.assert_allclose(sp.offset_G, ref["offset_G"], rtol=0, atol=1e-14 * scale)
+                np.testing.assert_allclose(sp.depth, ref["depth"], rtol=0, atol=1e-14 * scale)
 
 
 def test_recorded_certificates_equal_the_column_formulas(monkeypatch):
