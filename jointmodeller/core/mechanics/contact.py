@@ -73,9 +73,6 @@ FIELD_SLACK_FRACTION = 0.05
 #: field geometry: a renewal of the candidates looks up only the bed vertices within 2·(1 + this)
 #: slacks of the surface where the bodies last moved by more than this many slacks (ContactPair._field_candidates)
 FIELD_NEAR_FACTOR = 8.0
-#: the field geometry reuses each bed vertex's face while it provably stays the search's answer
-#: (field_faces.HeldFaces); tests switch it off to compare with every vertex searched afresh
-FIELD_HELD_FACES = True
 #: candidate bed vertices are reused until some vertex moved by this fraction of the penetration limit
 CANDIDATE_SLACK_FRACTION = 0.25
 #: the exact geometry reuses certified closest faces (ClosestCertificates); tests switch it off to
@@ -538,7 +535,7 @@ class ContactPair:
         if held is None:
             held = self._work.held_faces[(bed_body, other)] = HeldFaces.empty(len(bed.vertices_B))
         s_o, n_o, d2, face = search_field_faces(surf.sdf, surf.proximity, q_o, facing, self.facing_cos,
-                                                cand, held if FIELD_HELD_FACES else None)
+                                                cand, held)
         row, mid_G, smooth_n_G, offset_G, depth, face = searched_springs(
             q_o, (s_o, n_o, d2, face), self.search_distance, band if band > 0 else 0.0, kin.R_GB[other],
             kin.p_G[other])
